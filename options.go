@@ -1,0 +1,105 @@
+package zaplens
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/zap/zapcore"
+)
+
+// DefaultFlushTimeout bounds how long Sync, and a DPanic, Panic or Fatal
+// entry, wait for the provider to flush when no [WithFlushTimeout] is given.
+const DefaultFlushTimeout = 5 * time.Second
+
+// DefaultScope is the instrumentation scope of entries from an unnamed
+// logger when no [WithDefaultScope] is given.
+const DefaultScope = "zaplens"
+
+// An Option configures the bridge built by [NewCore], [NewTee] or [WrapCore].
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// config is what the options set; it is read-only once a core is built.
+type config struct {
+	provider     log.LoggerProvider // nil: the global provider, looked up once
+	level        zapcore.LevelEnabler
+	include      []string
+	exclude      []string
+	traceKey     string
+	spanKey      string
+	flushTimeout time.Duration
+	defaultScope string
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		level:        zapcore.InfoLevel,
+		traceKey:     "trace_id",
+		spanKey:      "span_id",
+		flushTimeout: DefaultFlushTimeout,
+		defaultScope: DefaultScope,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// WithLoggerProvider sets the provider the bridge emits to. The default is
+// the global provider, otel.GetLoggerProvider(), as it is when the core is
+// built.
+func WithLoggerProvider(p log.LoggerProvider) Option {
+	return optionFunc(func(c *config) { c.provider = p })
+}
+
+// WithLevel sets the least level the bridge sends; the default is
+// zapcore.InfoLevel. It filters only the bridge: the base core of a tee keeps
+// its own level.
+func WithLevel(l zapcore.LevelEnabler) Option {
+	return optionFunc(func(c *config) {
+		if l != nil {
+			c.level = l
+		}
+	})
+}
+
+// WithLoggerName bridges only the loggers with these names and their
+// children: "megatron.training" bridges "megatron.training" and
+// "megatron.training.loop", not "megatron.trainingx" nor "megatron". Repeated
+// calls add prefixes. Without it, every logger is bridged.
+func WithLoggerName(prefixes ...string) Option {
+	return optionFunc(func(c *config) { c.include = append(c.include, prefixes...) })
+}
+
+// WithoutLoggerName keeps the loggers with these names and their children
+// out of the bridge. It wins over [WithLoggerName].
+func WithoutLoggerName(prefixes ...string) Option {
+	return optionFunc(func(c *config) { c.exclude = append(c.exclude, prefixes...) })
+}
+
+// WithTraceKeys sets the keys under which a tee adds the trace and span ids
+// to its base core's output; the defaults are "trace_id" and "span_id". An
+// empty key leaves that id out.
+func WithTraceKeys(traceKey, spanKey string) Option {
+	return optionFunc(func(c *config) { c.traceKey, c.spanKey = traceKey, spanKey })
+}
+
+// WithFlushTimeout bounds how long Sync, and the synchronous flush of a
+// DPanic, Panic or Fatal entry, wait for the provider. Zero or less turns
+// those flushes off.
+func WithFlushTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.flushTimeout = d })
+}
+
+// WithDefaultScope sets the instrumentation scope name of entries from an
+// unnamed logger; named loggers use their zap name.
+func WithDefaultScope(name string) Option {
+	return optionFunc(func(c *config) { c.defaultScope = name })
+}
