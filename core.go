@@ -1,0 +1,370 @@
+package zaplens
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/global"
+	"go.opentelemetry.io/otel/log/noop"
+	"go.uber.org/zap/zapcore"
+)
+
+// Core is the bridge alone: a zapcore.Core that sends each entry it is given
+// to an OpenTelemetry logger, one per zap logger name. Tee it with the
+// program's own core with [NewTee] or [WrapCore], which also print the trace
+// ids; with zapcore.NewTee the other core prints none.
+//
+// Level and logger-name filters are decided in Check, before any field is
+// converted. A Core is safe for concurrent use.
+type Core struct {
+	b *bridge
+
+	// What With added, converted once: attributes and open namespaces as the
+	// encoder leaves them, and the context, if any.
+	with   []attribute.KeyValue
+	frames []frame
+	top    []attribute.KeyValue
+	err    error
+	ctx    context.Context
+}
+
+// bridge is what every core derived from one NewCore shares.
+type bridge struct {
+	cfg      config
+	provider log.LoggerProvider
+
+	mu     sync.Mutex                       // serialises additions to scopes
+	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
+
+	losses lossCounter
+}
+
+// scope is what the bridge knows of one zap logger name.
+type scope struct {
+	logger  log.Logger
+	bridged bool // the name passes the filters and the logger is not a no-op
+}
+
+// maxScopes bounds the scope cache, against a program that names loggers
+// after unbounded values; past it, names are resolved on each entry.
+const maxScopes = 4096
+
+// NewCore returns the bridge core configured by opts.
+func NewCore(opts ...Option) *Core {
+	cfg := newConfig(opts)
+	b := &bridge{cfg: cfg, provider: cfg.provider}
+	if b.provider == nil {
+		b.provider = global.GetLoggerProvider()
+	}
+	b.scopes.Store(&map[string]scope{})
+	return &Core{b: b}
+}
+
+// Enabled reports whether the bridge sends entries at level l.
+func (c *Core) Enabled(l zapcore.Level) bool { return c.b.cfg.level.Enabled(l) }
+
+// Level returns the least level the bridge sends, for zapcore.LevelOf.
+func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.cfg.level) }
+
+// With returns a core that adds fields to every entry. They are converted
+// here, once; a context among them becomes the default for later entries.
+func (c *Core) With(fields []zapcore.Field) zapcore.Core {
+	if len(fields) == 0 {
+		return c
+	}
+	nc := *c
+	defer c.b.recoverLoss("With")
+	if ctx, _ := findContext(fields); ctx != nil {
+		nc.ctx = ctx
+	}
+	e := c.encoder()
+	defer putEncoder(e)
+	e.addFields(fields)
+	nc.with = slices.Clone(e.kvs)
+	nc.frames = slices.Clone(e.frames)
+	nc.top = slices.Clone(e.top)
+	nc.err = e.err
+	return &nc
+}
+
+// Check adds the core to ce when the entry passes the level and logger-name
+// filters. Nothing is converted here.
+func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.b.bridges(ent) {
+		return ce.AddCore(ent, c)
+	}
+	return ce
+}
+
+// Write sends the entry. It never fails: what the bridge cannot send is
+// counted by [Core.Lost] and told on stderr at most once per interval, never
+// through zap's error output.
+func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	ctx, _ := findContext(fields)
+	c.write(ctx, ent, fields)
+	return nil
+}
+
+// Sync flushes the provider, when it can be flushed, within the flush bound.
+func (c *Core) Sync() error { return c.b.flush() }
+
+// Lost reports how many entries the bridge itself could not send: a panic it
+// recovered, or a recursion it cut. Losses in the export pipeline are the
+// provider's to count.
+func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
+
+// write converts and emits one entry. ctx is the entry's own context, or nil.
+func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+	defer c.b.recoverLoss("Write")
+	if ctx == nil {
+		ctx = c.ctx
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e := c.encoder()
+	defer putEncoder(e)
+	e.addFields(fields)
+	e.addEntry(ent)
+
+	var rec log.Record
+	rec.SetTimestamp(ent.Time)
+	rec.SetBody(attribute.StringValue(ent.Message))
+	rec.SetSeverity(severity(ent.Level))
+	rec.SetSeverityText(ent.Level.String())
+	rec.SetErr(e.err)
+	rec.AddAttributes(e.result()...)
+	c.b.emit(ctx, c.b.scope(ent.LoggerName).logger, rec)
+
+	if ent.Level >= zapcore.DPanicLevel {
+		// zap panics or exits right after the cores' Write: the last line
+		// must leave the queue first.
+		_ = c.b.flush()
+	}
+}
+
+// encoder returns a pooled encoder that starts where With left off.
+func (c *Core) encoder() *attrEncoder {
+	e := getEncoder()
+	e.kvs = append(e.kvs, c.with...)
+	e.frames = append(e.frames, c.frames...)
+	e.top = append(e.top, c.top...)
+	e.hasErr, e.err = len(c.top) > 0 || c.err != nil, c.err
+	return e
+}
+
+// addEntry adds what the entry itself carries: its caller and its stack.
+func (e *attrEncoder) addEntry(ent zapcore.Entry) {
+	if ent.Caller.Defined {
+		e.top = append(e.top,
+			attribute.String(keyFilePath, ent.Caller.File),
+			attribute.Int(keyLineNumber, ent.Caller.Line))
+		if ent.Caller.Function != "" {
+			e.top = append(e.top, attribute.String(keyFunctionName, ent.Caller.Function))
+		}
+	}
+	if ent.Stack != "" {
+		key := keyCodeStacktrace
+		if e.hasErr {
+			key = keyExceptionStack
+		}
+		e.top = append(e.top, attribute.String(key, ent.Stack))
+	}
+}
+
+// bridges decides Check: level first, as cheap as zap's own, then the name.
+func (b *bridge) bridges(ent zapcore.Entry) bool {
+	return b.cfg.level.Enabled(ent.Level) && b.scope(ent.LoggerName).bridged
+}
+
+// scope returns the cached scope of a logger name, creating it on first use.
+func (b *bridge) scope(name string) scope {
+	if s, ok := (*b.scopes.Load())[name]; ok {
+		return s
+	}
+	return b.addScope(name)
+}
+
+func (b *bridge) addScope(name string) scope {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := *b.scopes.Load()
+	if s, ok := old[name]; ok {
+		return s
+	}
+	s := b.newScope(name)
+	if len(old) < maxScopes {
+		m := maps.Clone(old)
+		m[name] = s
+		b.scopes.Store(&m)
+	}
+	return s
+}
+
+func (b *bridge) newScope(name string) (s scope) {
+	scopeName := name
+	if scopeName == "" {
+		scopeName = b.cfg.defaultScope
+	}
+	defer func() {
+		if recover() != nil {
+			s = scope{logger: noop.Logger{}}
+		}
+	}()
+	s.logger = b.provider.Logger(scopeName)
+	_, isNoop := s.logger.(noop.Logger)
+	s.bridged = !isNoop && b.cfg.bridgesName(name)
+	return s
+}
+
+// bridgesName applies the logger-name filters; exclusions win.
+func (c *config) bridgesName(name string) bool {
+	if hasPrefix(name, c.exclude) {
+		return false
+	}
+	return len(c.include) == 0 || hasPrefix(name, c.include)
+}
+
+// hasPrefix reports whether name is one of prefixes or a child of one:
+// prefixes match on "." boundaries only.
+func hasPrefix(name string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if name == p || (strings.HasPrefix(name, p) && name[len(p)] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// maxEmitDepth bounds emits in flight at once. The OTel SDK calls its error
+// handler, and some processors log, on the emitting goroutine; pointed back
+// at a bridged logger, that re-enters the bridge. Go has no goroutine-local
+// state to tell re-entry from concurrency, so the bound is far above any
+// real concurrency and far below a stack overflow.
+const maxEmitDepth = 4096
+
+var emitting atomic.Int32
+
+func (b *bridge) emit(ctx context.Context, l log.Logger, rec log.Record) {
+	if emitting.Add(1) > maxEmitDepth {
+		emitting.Add(-1)
+		b.losses.add("recursion: the provider logs back into the bridge")
+		return
+	}
+	defer emitting.Add(-1)
+	l.Emit(ctx, rec)
+}
+
+// flush calls the provider's ForceFlush, when it has one, and returns within
+// the flush bound even when the provider does not honour its context.
+func (b *bridge) flush() error {
+	if b.cfg.flushTimeout <= 0 {
+		return nil
+	}
+	f, ok := b.flusher()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.flushTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("panic: %v", r)
+			}
+		}()
+		done <- f.ForceFlush(ctx)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("zaplens: flush: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("zaplens: flush: %w", ctx.Err())
+	}
+}
+
+type flusher interface {
+	ForceFlush(context.Context) error
+}
+
+// flusher finds what to flush: the configured provider, or the global one
+// as it is now, since it may have been set after the core was built.
+func (b *bridge) flusher() (flusher, bool) {
+	p := b.cfg.provider
+	if p == nil {
+		p = global.GetLoggerProvider()
+	}
+	f, ok := p.(flusher)
+	return f, ok
+}
+
+// recoverLoss is deferred by every entry point that runs code the bridge
+// does not own; a panic there is counted and told, never passed on.
+func (b *bridge) recoverLoss(where string) {
+	if r := recover(); r != nil {
+		b.losses.add(fmt.Sprintf("panic in %s: %v", where, r))
+	}
+}
+
+// lossReportInterval spaces the lines that tell of losses.
+const lossReportInterval = 10 * time.Second
+
+// lossCounter counts the entries the bridge loses and tells of them on
+// stderr, the one channel that does not depend on the bridge, at most once
+// per interval.
+type lossCounter struct {
+	n        atomic.Uint64
+	reported atomic.Int64 // unix nanoseconds of the last line
+}
+
+// lossOutput is where losses are told; tests replace it.
+var lossOutput = zapcore.Lock(os.Stderr)
+
+func (l *lossCounter) add(why string) {
+	n := l.n.Add(1)
+	now := time.Now().UnixNano()
+	last := l.reported.Load()
+	if now-last < int64(lossReportInterval) && last != 0 {
+		return
+	}
+	if l.reported.CompareAndSwap(last, now) {
+		fmt.Fprintf(lossOutput, "zaplens: %d entries lost so far; last: %s\n", n, why)
+	}
+}
+
+// severity maps zap's levels to OpenTelemetry's severity numbers.
+func severity(l zapcore.Level) log.Severity {
+	switch l {
+	case zapcore.DebugLevel:
+		return log.SeverityDebug
+	case zapcore.InfoLevel:
+		return log.SeverityInfo
+	case zapcore.WarnLevel:
+		return log.SeverityWarn
+	case zapcore.ErrorLevel:
+		return log.SeverityError
+	case zapcore.DPanicLevel:
+		return log.SeverityFatal1
+	case zapcore.PanicLevel:
+		return log.SeverityFatal2
+	case zapcore.FatalLevel:
+		return log.SeverityFatal3
+	}
+	if l < zapcore.DebugLevel {
+		return log.SeverityTrace
+	}
+	return log.SeverityFatal4
+}

@@ -1,0 +1,79 @@
+package zaplens
+
+import (
+	"context"
+	"encoding/hex"
+
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// contextKey is the key of the field Context makes. Encoders never see it:
+// the field's type is zapcore.SkipType.
+const contextKey = "zaplens.context"
+
+// Context carries ctx to the bridge, which takes the trace and span of the
+// entry from it. Every other core skips the field, so it prints nothing;
+// a tee built by [NewTee] or [WrapCore] prints the ids instead.
+//
+// A context set with logger.With applies to every later entry of that
+// logger; one passed with the entry wins over it.
+func Context(ctx context.Context) zap.Field {
+	return zap.Field{Key: contextKey, Type: zapcore.SkipType, Interface: ctx}
+}
+
+// contextOf reports whether f carries a context: one made by Context, or,
+// for users of the official bridge, zap.Any(key, ctx), which zap turns into
+// a Stringer field (or a Reflect field for a context that is no Stringer).
+func contextOf(f zapcore.Field) (context.Context, bool) {
+	switch f.Type {
+	case zapcore.SkipType, zapcore.StringerType, zapcore.ReflectType:
+		ctx, ok := f.Interface.(context.Context)
+		return ctx, ok && ctx != nil
+	}
+	return nil, false
+}
+
+// findContext returns the last context among fields, and how many fields
+// carry one.
+func findContext(fields []zapcore.Field) (ctx context.Context, n int) {
+	for _, f := range fields {
+		if c, ok := contextOf(f); ok {
+			ctx, n = c, n+1
+		}
+	}
+	return ctx, n
+}
+
+// traceKeys are the keys under which a tee prints the ids; an empty key
+// leaves that id out.
+type traceKeys struct {
+	trace, span string
+}
+
+func (k traceKeys) off() bool { return k.trace == "" && k.span == "" }
+
+// fields renders the ids of ctx's span as lowercase hex string fields, in a
+// single allocation; none when ctx carries no valid span.
+func (k traceKeys) fields(ctx context.Context, dst []zapcore.Field) []zapcore.Field {
+	if ctx == nil || k.off() {
+		return dst
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return dst
+	}
+	var buf [2*len(trace.TraceID{}) + 2*len(trace.SpanID{})]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	hex.Encode(buf[:32], tid[:])
+	hex.Encode(buf[32:], sid[:])
+	s := string(buf[:])
+	if k.trace != "" {
+		dst = append(dst, zap.String(k.trace, s[:32]))
+	}
+	if k.span != "" {
+		dst = append(dst, zap.String(k.span, s[32:]))
+	}
+	return dst
+}

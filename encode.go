@@ -1,0 +1,373 @@
+package zaplens
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.uber.org/zap/zapcore"
+)
+
+// Semantic-convention keys of the attributes the bridge sets itself.
+const (
+	keyFilePath         = "code.file.path"
+	keyLineNumber       = "code.line.number"
+	keyFunctionName     = "code.function.name"
+	keyCodeStacktrace   = "code.stacktrace"
+	keyExceptionMessage = "exception.message"
+	keyExceptionType    = "exception.type"
+	keyExceptionStack   = "exception.stacktrace"
+)
+
+// errorKey is the key of zap.Error's field, the one that maps to exception.*.
+const errorKey = "error"
+
+// frame is an open zap namespace: every attribute from start on nests under
+// key once the frame closes.
+type frame struct {
+	key   string
+	start int
+}
+
+// attrEncoder turns zap fields into OTel attributes. It is a
+// zapcore.ObjectEncoder, so zap's own Field.AddTo drives it and every field
+// type keeps zap's semantics: namespaces, inline marshalers, "<key>Error" for
+// a marshaler that fails.
+type attrEncoder struct {
+	kvs    []attribute.KeyValue // attributes of all open levels, flattened
+	frames []frame              // open namespaces, outermost first
+	top    []attribute.KeyValue // attributes that stay outside namespaces: exception.*
+	hasErr bool                 // top already holds an exception
+	err    error                // the exception's error, for log.Record.SetErr
+}
+
+// maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.
+const maxPooledAttrs = 256
+
+var encoderPool = sync.Pool{New: func() any {
+	return &attrEncoder{kvs: make([]attribute.KeyValue, 0, 16)}
+}}
+
+func getEncoder() *attrEncoder { return encoderPool.Get().(*attrEncoder) }
+
+func putEncoder(e *attrEncoder) {
+	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
+		return
+	}
+	clear(e.kvs)
+	clear(e.top)
+	e.kvs, e.frames, e.top = e.kvs[:0], e.frames[:0], e.top[:0]
+	e.hasErr, e.err = false, nil
+	encoderPool.Put(e)
+}
+
+// addFields adds every field but the ones that carry a context.
+func (e *attrEncoder) addFields(fields []zapcore.Field) {
+	for i := range fields {
+		if _, ok := contextOf(fields[i]); !ok {
+			e.addField(fields[i])
+		}
+	}
+}
+
+// addField adds one field. A panic in user code (a marshaler, a reflected
+// value) undoes what the field had added and becomes "<key>Error", as zap
+// does for a Stringer.
+func (e *attrEncoder) addField(f zapcore.Field) {
+	nkv, nframes := len(e.kvs), len(e.frames)
+	defer func() {
+		if r := recover(); r != nil {
+			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
+			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
+		}
+	}()
+	switch f.Type {
+	case zapcore.ErrorType:
+		e.addError(f.Key, f.Interface)
+	case zapcore.StringType:
+		e.addString(f.Key, f.String)
+	case zapcore.Int64Type, zapcore.Int32Type, zapcore.Int16Type, zapcore.Int8Type:
+		e.AddInt64(f.Key, f.Integer)
+	case zapcore.Float64Type:
+		e.AddFloat64(f.Key, math.Float64frombits(uint64(f.Integer)))
+	case zapcore.BoolType:
+		e.AddBool(f.Key, f.Integer == 1)
+	default:
+		f.AddTo(e)
+	}
+}
+
+// result closes every open namespace and returns the attributes, the
+// exception ones last.
+func (e *attrEncoder) result() []attribute.KeyValue {
+	e.closeFrames(0)
+	return append(e.kvs, e.top...)
+}
+
+// closeFrames closes the open namespaces down to depth, folding each one's
+// attributes into a map under its key.
+func (e *attrEncoder) closeFrames(depth int) {
+	for len(e.frames) > depth {
+		f := e.frames[len(e.frames)-1]
+		e.frames = e.frames[:len(e.frames)-1]
+		v := attribute.MapValue(e.kvs[f.start:]...)
+		clear(e.kvs[f.start:])
+		e.kvs = append(e.kvs[:f.start], attribute.KeyValue{Key: attribute.Key(f.key), Value: v})
+	}
+}
+
+func (e *attrEncoder) add(key string, v attribute.Value) {
+	e.kvs = append(e.kvs, attribute.KeyValue{Key: attribute.Key(key), Value: v})
+}
+
+func (e *attrEncoder) addString(key, s string) { e.add(key, attribute.StringValue(s)) }
+
+// addError maps zap.Error's field to exception.message and exception.type;
+// any other error field keeps its key, with the message as its value. Both
+// keep zap's "<key>Causes" and "<key>Verbose".
+func (e *attrEncoder) addError(key string, v any) {
+	err, _ := v.(error)
+	if err == nil {
+		return
+	}
+	msg, causes, verbose, perr := describeError(err)
+	if perr != nil {
+		e.addString(key+"Error", perr.Error())
+		return
+	}
+	if key == errorKey && !e.hasErr {
+		e.hasErr, e.err = true, err
+		e.top = append(e.top,
+			attribute.String(keyExceptionMessage, msg),
+			attribute.String(keyExceptionType, errorType(err)))
+		e.top = appendErrorDetails(e.top, key, causes, verbose)
+		return
+	}
+	e.addString(key, msg)
+	e.kvs = appendErrorDetails(e.kvs, key, causes, verbose)
+}
+
+func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, verbose string) []attribute.KeyValue {
+	if len(causes) > 0 {
+		kvs = append(kvs, attribute.StringSlice(key+"Causes", causes))
+	}
+	if verbose != "" {
+		kvs = append(kvs, attribute.String(key+"Verbose", verbose))
+	}
+	return kvs
+}
+
+// describeError reads err as zap's encoder does, guarding against a panic
+// in Error or Format: a nil pointer reads "<nil>", any other panic is
+// returned.
+func describeError(err error) (msg string, causes []string, verbose string, perr error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if isNilPointer(err) {
+				msg, causes, verbose, perr = "<nil>", nil, "", nil
+				return
+			}
+			perr = fmt.Errorf("PANIC=%v", r)
+		}
+	}()
+	msg = err.Error()
+	switch e := err.(type) {
+	case interface{ Errors() []error }: // go.uber.org/multierr, as zap reads it
+		causes = errorMessages(e.Errors())
+	case interface{ Unwrap() []error }: // errors.Join
+		causes = errorMessages(e.Unwrap())
+	case fmt.Formatter:
+		if v := fmt.Sprintf("%+v", e); v != msg {
+			verbose = v
+		}
+	}
+	return msg, causes, verbose, nil
+}
+
+func errorMessages(errs []error) []string {
+	msgs := make([]string, 0, len(errs))
+	for _, err := range errs {
+		if err != nil {
+			msg, _, _, perr := describeError(err)
+			if perr != nil {
+				msg = perr.Error()
+			}
+			msgs = append(msgs, msg)
+		}
+	}
+	return msgs
+}
+
+// errorType names err's type as the OTel SDK does when it derives
+// exception.type: package path and type name, or the ErrorType() string of
+// an error that has one.
+func errorType(err error) string {
+	if et, ok := err.(interface{ ErrorType() string }); ok {
+		if s := et.ErrorType(); s != "" {
+			return s
+		}
+	}
+	t := reflect.TypeOf(err)
+	for t.Kind() == reflect.Pointer && t.Name() == "" {
+		t = t.Elem()
+	}
+	if t.PkgPath() != "" && t.Name() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}
+
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// The zapcore.ObjectEncoder methods, which Field.AddTo and marshalers call.
+
+// AddArray adds an array marshaler's elements as a slice.
+func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
+	var a arrayEncoder
+	err := m.MarshalLogArray(&a)
+	e.add(key, attribute.SliceValue(a.vals...))
+	return err
+}
+
+// AddObject adds an object marshaler's fields as a map, namespaces it opens
+// included.
+func (e *attrEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
+	depth := len(e.frames)
+	e.OpenNamespace(key)
+	err := m.MarshalLogObject(e)
+	e.closeFrames(depth)
+	return err
+}
+
+func (e *attrEncoder) AddBinary(key string, v []byte)         { e.add(key, attribute.ByteSliceValue(v)) }
+func (e *attrEncoder) AddByteString(key string, v []byte)     { e.addString(key, string(v)) }
+func (e *attrEncoder) AddBool(key string, v bool)             { e.add(key, attribute.BoolValue(v)) }
+func (e *attrEncoder) AddComplex128(key string, v complex128) { e.add(key, complexValue(v, 128)) }
+func (e *attrEncoder) AddComplex64(key string, v complex64) {
+	e.add(key, complexValue(complex128(v), 64))
+}
+func (e *attrEncoder) AddDuration(key string, v time.Duration) { e.add(key, durationValue(v)) }
+func (e *attrEncoder) AddFloat64(key string, v float64)        { e.add(key, attribute.Float64Value(v)) }
+func (e *attrEncoder) AddFloat32(key string, v float32)        { e.add(key, float32Value(v)) }
+func (e *attrEncoder) AddInt(key string, v int)                { e.AddInt64(key, int64(v)) }
+func (e *attrEncoder) AddInt64(key string, v int64)            { e.add(key, attribute.Int64Value(v)) }
+func (e *attrEncoder) AddInt32(key string, v int32)            { e.AddInt64(key, int64(v)) }
+func (e *attrEncoder) AddInt16(key string, v int16)            { e.AddInt64(key, int64(v)) }
+func (e *attrEncoder) AddInt8(key string, v int8)              { e.AddInt64(key, int64(v)) }
+func (e *attrEncoder) AddString(key, v string)                 { e.addString(key, v) }
+func (e *attrEncoder) AddTime(key string, v time.Time)         { e.add(key, timeValue(v)) }
+func (e *attrEncoder) AddUint(key string, v uint)              { e.AddUint64(key, uint64(v)) }
+func (e *attrEncoder) AddUint64(key string, v uint64)          { e.add(key, uintValue(v)) }
+func (e *attrEncoder) AddUint32(key string, v uint32)          { e.AddUint64(key, uint64(v)) }
+func (e *attrEncoder) AddUint16(key string, v uint16)          { e.AddUint64(key, uint64(v)) }
+func (e *attrEncoder) AddUint8(key string, v uint8)            { e.AddUint64(key, uint64(v)) }
+func (e *attrEncoder) AddUintptr(key string, v uintptr)        { e.AddUint64(key, uint64(v)) }
+
+// AddReflected adds v as the structure encoding/json gives it, the same
+// structure zap's JSON encoder prints.
+func (e *attrEncoder) AddReflected(key string, v any) error {
+	val, err := reflectedValue(v)
+	if err != nil {
+		return err
+	}
+	e.add(key, val)
+	return nil
+}
+
+// OpenNamespace nests every later attribute under key, until the entry, or
+// the object marshaler that opened it, ends.
+func (e *attrEncoder) OpenNamespace(key string) {
+	e.frames = append(e.frames, frame{key: key, start: len(e.kvs)})
+}
+
+// arrayEncoder collects an array marshaler's elements.
+type arrayEncoder struct {
+	vals []attribute.Value
+}
+
+func (a *arrayEncoder) AppendArray(m zapcore.ArrayMarshaler) error {
+	var inner arrayEncoder
+	err := m.MarshalLogArray(&inner)
+	a.vals = append(a.vals, attribute.SliceValue(inner.vals...))
+	return err
+}
+
+func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
+	var inner attrEncoder
+	err := m.MarshalLogObject(&inner)
+	a.vals = append(a.vals, attribute.MapValue(inner.result()...))
+	return err
+}
+
+func (a *arrayEncoder) AppendReflected(v any) error {
+	val, err := reflectedValue(v)
+	if err != nil {
+		return err
+	}
+	a.vals = append(a.vals, val)
+	return nil
+}
+
+func (a *arrayEncoder) append(v attribute.Value) { a.vals = append(a.vals, v) }
+
+func (a *arrayEncoder) AppendBool(v bool)             { a.append(attribute.BoolValue(v)) }
+func (a *arrayEncoder) AppendByteString(v []byte)     { a.append(attribute.StringValue(string(v))) }
+func (a *arrayEncoder) AppendComplex128(v complex128) { a.append(complexValue(v, 128)) }
+func (a *arrayEncoder) AppendComplex64(v complex64)   { a.append(complexValue(complex128(v), 64)) }
+func (a *arrayEncoder) AppendFloat64(v float64)       { a.append(attribute.Float64Value(v)) }
+func (a *arrayEncoder) AppendFloat32(v float32)       { a.append(float32Value(v)) }
+func (a *arrayEncoder) AppendInt(v int)               { a.AppendInt64(int64(v)) }
+func (a *arrayEncoder) AppendInt64(v int64)           { a.append(attribute.Int64Value(v)) }
+func (a *arrayEncoder) AppendInt32(v int32)           { a.AppendInt64(int64(v)) }
+func (a *arrayEncoder) AppendInt16(v int16)           { a.AppendInt64(int64(v)) }
+func (a *arrayEncoder) AppendInt8(v int8)             { a.AppendInt64(int64(v)) }
+func (a *arrayEncoder) AppendString(v string)         { a.append(attribute.StringValue(v)) }
+func (a *arrayEncoder) AppendUint(v uint)             { a.AppendUint64(uint64(v)) }
+func (a *arrayEncoder) AppendUint64(v uint64)         { a.append(uintValue(v)) }
+func (a *arrayEncoder) AppendUint32(v uint32)         { a.AppendUint64(uint64(v)) }
+func (a *arrayEncoder) AppendUint16(v uint16)         { a.AppendUint64(uint64(v)) }
+func (a *arrayEncoder) AppendUint8(v uint8)           { a.AppendUint64(uint64(v)) }
+func (a *arrayEncoder) AppendUintptr(v uintptr)       { a.AppendUint64(uint64(v)) }
+func (a *arrayEncoder) AppendDuration(v time.Duration) {
+	a.append(durationValue(v))
+}
+func (a *arrayEncoder) AppendTime(v time.Time) { a.append(timeValue(v)) }
+
+// Value conversions shared by objects and arrays. OTel has no unsigned,
+// complex, duration or time values; each maps to the closest lossless one.
+
+// uintValue keeps a uint64 above MaxInt64 exact, as a decimal string,
+// rather than wrapping it negative or rounding it to a float.
+func uintValue(v uint64) attribute.Value {
+	if v > math.MaxInt64 {
+		return attribute.StringValue(strconv.FormatUint(v, 10))
+	}
+	return attribute.Int64Value(int64(v))
+}
+
+// float32Value goes through the shortest decimal so that 0.1 stays 0.1, not
+// 0.10000000149011612.
+func float32Value(v float32) attribute.Value {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return attribute.Float64Value(f)
+}
+
+func complexValue(v complex128, bits int) attribute.Value {
+	return attribute.StringValue(strconv.FormatComplex(v, 'g', -1, bits))
+}
+
+// durationValue is in nanoseconds, exact and easy to aggregate.
+func durationValue(v time.Duration) attribute.Value { return attribute.Int64Value(int64(v)) }
+
+// timeValue is RFC 3339 with nanoseconds and the zone offset: exact and
+// readable.
+func timeValue(v time.Time) attribute.Value {
+	return attribute.StringValue(v.Format(time.RFC3339Nano))
+}

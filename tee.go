@@ -1,0 +1,169 @@
+package zaplens
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// NewTee returns a core that writes every entry to base as base would have
+// written it alone, with the fields made by [Context] (or a context passed as
+// zap.Any) taken out and the trace and span ids put in, and that also sends
+// the entry to OpenTelemetry when the bridge's own filters let it through.
+// base keeps its own level: it gets the entries the bridge filters out too.
+func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
+	if base == nil {
+		base = zapcore.NewNopCore()
+	}
+	bridge := NewCore(opts...)
+	cfg := &bridge.b.cfg
+	return &tee{base: base, bridge: bridge, keys: traceKeys{cfg.traceKey, cfg.spanKey}}
+}
+
+// WrapCore returns a zap option that tees a logger's core with the bridge,
+// as [NewTee] does:
+//
+//	logger = logger.WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider)))
+func WrapCore(opts ...Option) zap.Option {
+	return zap.WrapCore(func(c zapcore.Core) zapcore.Core { return NewTee(c, opts...) })
+}
+
+type tee struct {
+	base   zapcore.Core
+	bridge *Core
+	keys   traceKeys
+	ids    []zapcore.Field // base's trace ids from a With context
+}
+
+func (t *tee) Enabled(l zapcore.Level) bool {
+	return t.base.Enabled(l) || t.bridge.Enabled(l)
+}
+
+// Level lets zapcore.LevelOf see the least level either side wants.
+func (t *tee) Level() zapcore.Level {
+	return min(zapcore.LevelOf(t.base), t.bridge.Level())
+}
+
+func (t *tee) With(fields []zapcore.Field) zapcore.Core {
+	nt := *t
+	nt.base = t.base.With(withoutContexts(fields))
+	nt.bridge = t.bridge.With(fields).(*Core)
+	if ctx, n := findContext(fields); n > 0 {
+		nt.ids = t.keys.fields(ctx, nil)
+	}
+	return &nt
+}
+
+// Check asks base and the bridge apart. Base's own Check keeps its
+// semantics (sampling, its level); the tee then writes base's entry itself,
+// so that it can take the context out and put the ids in.
+func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	base := t.base.Check(ent, nil)
+	bridged := t.bridge.b.bridges(ent)
+	if base == nil && !bridged {
+		return ce
+	}
+	w := writerPool.Get().(*teeWrite)
+	w.tee, w.base, w.bridged = t, base, bridged
+	return ce.AddCore(ent, w)
+}
+
+// Write writes to both sides, for callers that skip Check.
+func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	ctx, n := findContext(fields)
+	var buf []zapcore.Field
+	err := t.base.Write(ent, t.baseFields(ctx, n, fields, &buf))
+	t.bridge.write(ctx, ent, fields)
+	return err
+}
+
+func (t *tee) Sync() error {
+	return errors.Join(t.base.Sync(), t.bridge.Sync())
+}
+
+// baseFields returns what base prints: fields without contexts, plus the ids
+// of the entry's context, or else of the With context. buf is reused.
+func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
+	if nctx == 0 && len(t.ids) == 0 {
+		return fields
+	}
+	out := (*buf)[:0]
+	for _, f := range fields {
+		if _, ok := contextOf(f); !ok {
+			out = append(out, f)
+		}
+	}
+	if ctx != nil {
+		out = t.keys.fields(ctx, out)
+	} else {
+		out = append(out, t.ids...)
+	}
+	*buf = out
+	return out
+}
+
+// withoutContexts returns fields less the ones that carry a context.
+func withoutContexts(fields []zapcore.Field) []zapcore.Field {
+	if _, n := findContext(fields); n == 0 {
+		return fields
+	}
+	out := make([]zapcore.Field, 0, len(fields))
+	for _, f := range fields {
+		if _, ok := contextOf(f); !ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// teeWrite is what a tee adds to a CheckedEntry: one entry's decisions, so
+// that Write does not make them again. It is pooled; zap calls Write once.
+type teeWrite struct {
+	tee     *tee
+	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
+	bridged bool
+	fields  []zapcore.Field // scratch for base's fields
+}
+
+var writerPool = sync.Pool{New: func() any { return new(teeWrite) }}
+
+// baseErrorOutput is where base's write errors go: zap's default error
+// output, since a core cannot see its logger's.
+var baseErrorOutput = zapcore.Lock(os.Stderr)
+
+func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	t := w.tee
+	ctx, n := findContext(fields)
+	if w.base != nil {
+		w.base.ErrorOutput = baseErrorOutput
+		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
+	}
+	if w.bridged {
+		t.bridge.write(ctx, ent, fields)
+	}
+	w.release()
+	return nil
+}
+
+const maxPooledFields = 64
+
+func (w *teeWrite) release() {
+	clear(w.fields)
+	if cap(w.fields) > maxPooledFields {
+		w.fields = nil
+	}
+	w.tee, w.base, w.bridged, w.fields = nil, nil, false, w.fields[:0]
+	writerPool.Put(w)
+}
+
+// The rest of zapcore.Core, which zap never calls on a checked entry's core.
+func (w *teeWrite) Enabled(zapcore.Level) bool        { return true }
+func (w *teeWrite) With([]zapcore.Field) zapcore.Core { return w }
+func (w *teeWrite) Sync() error                       { return nil }
+func (w *teeWrite) Check(_ zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return ce
+}
