@@ -1,0 +1,86 @@
+// Command profsplit reads a CPU profile and splits its samples by whose
+// code they ran for: each sample goes to the innermost frame that belongs
+// to zaplens, the OTel SDK, the OTel API, zap or the benchmark itself, so
+// the runtime's work (allocation, maps, locks) is charged to the package
+// that asked for it. Samples with none of those frames (GC workers, the
+// scheduler) are shown apart.
+//
+//	profsplit cpu.prof
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/google/pprof/profile"
+)
+
+// groups, most specific prefix first.
+var groups = []struct{ prefix, name string }{
+	{"github.com/zaplens/zaplens/benchmarks", "benchmark loop (building the fields)"},
+	{"github.com/zaplens/zaplens", "zaplens"},
+	{"go.opentelemetry.io/contrib/bridges/otelzap", "official bridge (otelzap)"},
+	{"go.opentelemetry.io/otel/sdk", "OTel SDK (sdk/log: record, batch processor, export goroutine)"},
+	{"go.opentelemetry.io/otel", "OTel API (log, attribute, trace)"},
+	{"go.uber.org/zap", "zap (logger, tee, JSON encoder)"},
+}
+
+const unowned = "runtime with no caller above (GC workers, scheduler)"
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: profsplit cpu.prof")
+		os.Exit(2)
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	p, err := profile.Parse(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	idx := len(p.SampleType) - 1 // cpu nanoseconds
+	sums := map[string]int64{}
+	var total int64
+	for _, s := range p.Sample {
+		v := s.Value[idx]
+		total += v
+		sums[owner(s)] += v
+	}
+	type row struct {
+		name string
+		v    int64
+	}
+	var rows []row
+	for n, v := range sums {
+		rows = append(rows, row{n, v})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].v > rows[j].v })
+	fmt.Println("| whose code | share of CPU samples |")
+	fmt.Println("|---|---:|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %.1f%% |\n", r.name, 100*float64(r.v)/float64(total))
+	}
+}
+
+func owner(s *profile.Sample) string {
+	for _, loc := range s.Location { // leaf first
+		for _, ln := range loc.Line { // innermost inlined call first
+			if ln.Function == nil {
+				continue
+			}
+			name := ln.Function.Name
+			for _, g := range groups {
+				if strings.HasPrefix(name, g.prefix+".") || strings.HasPrefix(name, g.prefix+"/") {
+					return g.name
+				}
+			}
+		}
+	}
+	return unowned
+}
