@@ -202,23 +202,23 @@ func errorMessages(errs []error) []string {
 	return msgs
 }
 
-// errorType names err's type as the OTel SDK does when it derives
-// exception.type: package path and type name, or the ErrorType() string of
-// an error that has one.
+// errorType names err's type fully, as semantic conventions ask of
+// exception.type: "*errors.errorString", "*github.com/x/y.MyError", or the
+// ErrorType() string of an error that has one, as the OTel SDK reads it.
 func errorType(err error) string {
 	if et, ok := err.(interface{ ErrorType() string }); ok {
 		if s := et.ErrorType(); s != "" {
 			return s
 		}
 	}
-	t := reflect.TypeOf(err)
+	t, stars := reflect.TypeOf(err), ""
 	for t.Kind() == reflect.Pointer && t.Name() == "" {
-		t = t.Elem()
+		t, stars = t.Elem(), stars+"*"
 	}
 	if t.PkgPath() != "" && t.Name() != "" {
-		return t.PkgPath() + "." + t.Name()
+		return stars + t.PkgPath() + "." + t.Name()
 	}
-	return t.String()
+	return stars + t.String()
 }
 
 func isNilPointer(v any) bool {

@@ -1,0 +1,421 @@
+package zaplens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/embedded"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func TestScopeNames(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp), WithDefaultScope("app")))
+	logger.Info("root")
+	logger.Named("a").Named("b").Info("child")
+	logger.Named("a").Info("a")
+
+	want := []string{"app", "a.b", "a"}
+	for i, r := range c.records() {
+		if got := r.InstrumentationScope().Name; got != want[i] {
+			t.Errorf("record %d scope %q, want %q", i, got, want[i])
+		}
+	}
+}
+
+func TestSeverities(t *testing.T) {
+	c := newCapture(t)
+	core := NewCore(WithLoggerProvider(c.lp), WithLevel(zapcore.DebugLevel), WithFlushTimeout(0))
+	levels := []struct {
+		level zapcore.Level
+		sev   log.Severity
+	}{
+		{zapcore.DebugLevel, 5}, {zapcore.InfoLevel, 9}, {zapcore.WarnLevel, 13},
+		{zapcore.ErrorLevel, 17}, {zapcore.DPanicLevel, 21}, {zapcore.PanicLevel, 22},
+		{zapcore.FatalLevel, 23},
+	}
+	for _, l := range levels {
+		if ce := core.Check(zapcore.Entry{Level: l.level, Message: "m"}, nil); ce != nil {
+			ce.Write()
+		}
+	}
+	recs := c.records()
+	if len(recs) != len(levels) {
+		t.Fatalf("got %d records, want %d", len(recs), len(levels))
+	}
+	for i, l := range levels {
+		if recs[i].Severity() != l.sev || recs[i].SeverityText() != l.level.String() {
+			t.Errorf("%v: severity %v %q, want %v %q", l.level, recs[i].Severity(), recs[i].SeverityText(), l.sev, l.level.String())
+		}
+	}
+}
+
+func TestLevelFilter(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp), WithLevel(zapcore.WarnLevel)))
+	logger.Info("no")
+	logger.Warn("yes")
+	if r := c.only(t); r.Body().AsString() != "yes" {
+		t.Errorf("bridged %q", r.Body().AsString())
+	}
+}
+
+func TestLoggerNameFilters(t *testing.T) {
+	names := []string{"", "megatron", "megatron.training", "megatron.training.loop",
+		"megatron.trainingx", "megatron.training.loop.noisy", "data"}
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want []string
+	}{
+		{"all", nil, names},
+		{"prefix on dot boundaries", []Option{WithLoggerName("megatron.training")},
+			[]string{"megatron.training", "megatron.training.loop", "megatron.training.loop.noisy"}},
+		{"several prefixes", []Option{WithLoggerName("data"), WithLoggerName("megatron")},
+			[]string{"megatron", "megatron.training", "megatron.training.loop", "megatron.trainingx", "megatron.training.loop.noisy", "data"}},
+		{"exclusion wins", []Option{WithLoggerName("megatron"), WithoutLoggerName("megatron.training.loop")},
+			[]string{"megatron", "megatron.training", "megatron.trainingx"}},
+		{"exclusion alone", []Option{WithoutLoggerName("megatron")}, []string{"", "data"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCapture(t)
+			logger := zap.New(NewCore(append(tc.opts, WithLoggerProvider(c.lp))...))
+			for _, n := range names {
+				logger.Named(n).Info(n)
+			}
+			var got []string
+			for _, r := range c.records() {
+				got = append(got, r.Body().AsString())
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("bridged %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// discardLogger is a log.Logger that keeps nothing, to measure what the
+// bridge itself allocates.
+type discardLogger struct{ embedded.Logger }
+
+func (discardLogger) Emit(context.Context, log.Record)                  {}
+func (discardLogger) Enabled(context.Context, log.EnabledParameters) bool { return true }
+
+type discardProvider struct{ embedded.LoggerProvider }
+
+func (discardProvider) Logger(string, ...log.LoggerOption) log.Logger { return discardLogger{} }
+
+// The bridge's own share of an entry: nothing for filtered entries, nothing
+// for up to five fields with a context.
+func TestAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	ctx, _ := spanContext(t)
+	bridge := zap.New(NewCore(WithLoggerProvider(discardProvider{}), WithLoggerName("megatron")))
+	other := bridge.Named("other")
+	named := bridge.Named("megatron.training")
+	tee := zap.New(NewTee(zapcore.NewNopCore(), WithLoggerProvider(discardProvider{})))
+	fields := []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
+		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1 << 20)}
+	for _, tc := range []struct {
+		name string
+		log  func()
+	}{
+		{"below level", func() { named.Debug("d", fields...) }},
+		{"outside prefixes", func() { other.Info("i", fields...) }},
+		{"five fields and a context", func() { named.Info("i", fields...) }},
+		{"tee below level", func() { tee.Debug("d", fields...) }},
+	} {
+		if n := testing.AllocsPerRun(200, tc.log); n != 0 {
+			t.Errorf("%s: %v allocations per entry, want 0", tc.name, n)
+		}
+	}
+	// Past five attributes log.Record itself grows a slice, once.
+	with := named.With(zap.String("job", "j"), zap.Int("rank", 3))
+	if n := testing.AllocsPerRun(200, func() { with.Info("i", fields...) }); n != 1 {
+		t.Errorf("seven attributes: %v allocations per entry, want 1 (log.Record's)", n)
+	}
+}
+
+func TestCallerAndStack(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp)), zap.AddCaller(), zap.AddStacktrace(zapcore.WarnLevel))
+	logger.Info("info")
+	logger.Warn("warn")
+	logger.Error("error", zap.Error(errors.New("boom")))
+
+	recs := c.records()
+	a := attrs(recs[0])
+	if !strings.HasSuffix(a[keyFilePath].AsString(), "core_test.go") || a[keyLineNumber].AsInt64() == 0 ||
+		!strings.HasSuffix(a[keyFunctionName].AsString(), "TestCallerAndStack") {
+		t.Errorf("caller attributes %v", a)
+	}
+	if _, ok := a[keyCodeStacktrace]; ok {
+		t.Errorf("info carries a stack")
+	}
+	if s := attrs(recs[1])[keyCodeStacktrace].AsString(); !strings.Contains(s, "TestCallerAndStack") {
+		t.Errorf("warn stack %q", s)
+	}
+	e := attrs(recs[2])
+	if s := e[keyExceptionStack].AsString(); !strings.Contains(s, "TestCallerAndStack") {
+		t.Errorf("error stack %q", s)
+	}
+	if _, ok := e[keyCodeStacktrace]; ok {
+		t.Errorf("an entry with an error has code.stacktrace too")
+	}
+}
+
+type codedError struct{}
+
+func (codedError) Error() string { return "coded" }
+
+func TestErrors(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp)))
+	logger.Error("plain", zap.Error(errors.New("boom")))
+	logger.Error("typed", zap.Error(&codedError{}))
+	logger.Error("joined", zap.Error(errors.Join(errors.New("a"), errors.New("b"))))
+	logger.Error("named", zap.NamedError("cause", errors.New("c")))
+	logger.With(zap.Error(errors.New("from with"))).Error("with")
+	logger.Error("nil", zap.Error(nil))
+
+	recs := c.records()
+	check := func(i int, key, want string) {
+		t.Helper()
+		if got := attrs(recs[i])[key].Emit(); got != want {
+			t.Errorf("record %d %s = %q, want %q", i, key, got, want)
+		}
+	}
+	check(0, keyExceptionMessage, "boom")
+	check(0, keyExceptionType, "*errors.errorString")
+	check(1, keyExceptionType, "*github.com/zaplens/zaplens.codedError")
+	check(2, keyExceptionMessage, "a\nb")
+	check(2, "errorCauses", `["a","b"]`)
+	check(3, "cause", "c")
+	check(4, keyExceptionMessage, "from with")
+	if len(attrs(recs[5])) != 0 {
+		t.Errorf("zap.Error(nil) left %v", attrs(recs[5]))
+	}
+}
+
+// A panicking Stringer, marshaler or Error() becomes "<key>Error", as zap
+// does, and the rest of the entry arrives.
+func TestPanicSafety(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp)))
+	var nilPtr *panicStringer
+	logger.Info("m",
+		zap.Stringer("s", panicStringer{}),
+		zap.Stringer("nilptr", nilPtr),
+		zap.Object("obj", panicMarshaler{}),
+		zap.Array("arr", panicArray{}),
+		zap.Inline(panicMarshaler{}),
+		zap.Error(panicError{}),
+		zap.Any("refl", panicJSON{}),
+		zap.String("kept", "yes"),
+	)
+	a := attrs(c.only(t))
+	for _, k := range []string{"sError", "objError", "arrError", "Error", "errorError", "reflError"} {
+		if !strings.Contains(a[k].AsString(), "boom") {
+			t.Errorf("%s = %q, want the panic", k, a[k].AsString())
+		}
+	}
+	if a["nilptr"].AsString() != "<nil>" || a["kept"].AsString() != "yes" {
+		t.Errorf("attributes %v", a)
+	}
+	if _, ok := a["obj"]; ok {
+		t.Errorf("a half-marshaled object was kept: %v", a["obj"])
+	}
+}
+
+type panicStringer struct{}
+
+func (panicStringer) String() string { panic("boom") }
+
+type panicMarshaler struct{}
+
+func (panicMarshaler) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("half", "done")
+	panic("boom")
+}
+
+type panicArray struct{}
+
+func (panicArray) MarshalLogArray(zapcore.ArrayEncoder) error { panic("boom") }
+
+type panicError struct{}
+
+func (panicError) Error() string { panic("boom") }
+
+type panicJSON struct{}
+
+func (panicJSON) MarshalJSON() ([]byte, error) { panic("boom") }
+
+// panicProvider panics in Logger, and its loggers panic in Emit.
+type panicProvider struct{ embedded.LoggerProvider }
+
+func (panicProvider) Logger(name string, _ ...log.LoggerOption) log.Logger {
+	if name == "bad" {
+		panic("boom")
+	}
+	return panicLogger{}
+}
+
+type panicLogger struct{ embedded.Logger }
+
+func (panicLogger) Emit(context.Context, log.Record)                  { panic("boom") }
+func (panicLogger) Enabled(context.Context, log.EnabledParameters) bool { return true }
+
+func TestProviderPanicsStayInside(t *testing.T) {
+	var out lockedBuffer
+	defer swapLossOutput(&out)()
+	core := NewCore(WithLoggerProvider(panicProvider{}))
+	logger := zap.New(core)
+	logger.Info("emit panics")
+	logger.Named("bad").Info("logger panics")
+	if core.Lost() != 1 {
+		t.Errorf("Lost = %d, want 1", core.Lost())
+	}
+	if !strings.Contains(out.String(), "zaplens: 1 entries lost") {
+		t.Errorf("loss not told: %q", out.String())
+	}
+}
+
+func swapLossOutput(w zapcore.WriteSyncer) func() {
+	old := lossOutput
+	lossOutput = w
+	return func() { lossOutput = old }
+}
+
+func TestNamespaces(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp))).
+		With(zap.String("top", "t"), zap.Namespace("req"), zap.String("id", "r1"))
+	logger.With(zap.Namespace("inner"), zap.Int("depth", 2)).
+		Error("m", zap.String("call", "c"), zap.Error(errors.New("e")))
+	logger.Info("second", zap.Namespace("x"), zap.Int("y", 1))
+
+	recs := c.records()
+	a := attrs(recs[0])
+	if got := a["req"].Emit(); got != `{"id":"r1","inner":{"call":"c","depth":2}}` {
+		t.Errorf("req = %s", got)
+	}
+	if a["top"].AsString() != "t" || a[keyExceptionMessage].AsString() != "e" || len(a) != 4 {
+		t.Errorf("attributes %v", a)
+	}
+	if got := attrs(recs[1])["req"].Emit(); got != `{"id":"r1","x":{"y":1}}` {
+		t.Errorf("second req = %s", got)
+	}
+}
+
+func TestSyncFlushes(t *testing.T) {
+	var exp capture
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(
+		sdklog.NewBatchProcessor(&exp, sdklog.WithExportInterval(time.Hour))))
+	defer lp.Shutdown(context.Background())
+	logger := zap.New(NewCore(WithLoggerProvider(lp)))
+	logger.Info("queued")
+	if n := len(exp.records()); n != 0 {
+		t.Fatalf("exported %d before Sync", n)
+	}
+	if err := logger.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(exp.records()); n != 1 {
+		t.Errorf("exported %d after Sync, want 1", n)
+	}
+}
+
+// stuckProvider never finishes a flush and ignores its context.
+type stuckProvider struct{ discardProvider }
+
+func (stuckProvider) ForceFlush(context.Context) error { select {} }
+
+func TestSyncKeepsItsBound(t *testing.T) {
+	core := NewCore(WithLoggerProvider(stuckProvider{}), WithFlushTimeout(50*time.Millisecond))
+	start := time.Now()
+	err := core.Sync()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Sync = %v, want a deadline error", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Sync took %v", d)
+	}
+}
+
+// An error handler that logs through the bridged logger must not recurse
+// without end: the SDK calls it on the emitting goroutine.
+func TestErrorHandlerPointedBack(t *testing.T) {
+	var out lockedBuffer
+	defer swapLossOutput(&out)()
+	failing := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(failExporter{})))
+	core := NewCore(WithLoggerProvider(failing))
+	logger := zap.New(core)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", zap.Error(err)) }))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+
+	logger.Info("first")
+	if core.Lost() == 0 {
+		t.Errorf("the recursion was not cut")
+	}
+}
+
+type failExporter struct{}
+
+func (failExporter) Export(context.Context, []sdklog.Record) error { return errors.New("down") }
+func (failExporter) Shutdown(context.Context) error                 { return nil }
+func (failExporter) ForceFlush(context.Context) error               { return nil }
+
+func TestConcurrentUse(t *testing.T) {
+	c := newCapture(t)
+	var out lockedBuffer
+	base := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), &out, zapcore.InfoLevel)
+	ctx, sc := spanContext(t)
+	root := zap.New(NewTee(base, WithLoggerProvider(c.lp)))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			l := root.Named(fmt.Sprintf("g%d", g%3)).With(zap.Int("g", g), Context(ctx))
+			for i := range 200 {
+				l.Info("m", zap.Int("i", i), zap.Namespace("ns"), zap.String("k", "v"))
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(c.records()); n != 1600 {
+		t.Errorf("got %d records, want 1600", n)
+	}
+	if n := strings.Count(out.String(), sc.TraceID().String()); n != 1600 {
+		t.Errorf("base wrote %d correlated lines, want 1600", n)
+	}
+}
+
+// lockedBuffer is a WriteSyncer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Sync() error { return nil }
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package zaplens
+
+const raceEnabled = false
