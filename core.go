@@ -138,7 +138,7 @@ func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Fi
 
 	var rec log.Record
 	rec.SetTimestamp(ent.Time)
-	rec.SetBody(attribute.StringValue(ent.Message))
+	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(severity(ent.Level))
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
@@ -166,10 +166,10 @@ func (c *Core) encoder() *attrEncoder {
 func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 	if ent.Caller.Defined {
 		e.top = append(e.top,
-			attribute.String(keyFilePath, ent.Caller.File),
+			stringAttr(keyFilePath, ent.Caller.File),
 			attribute.Int(keyLineNumber, ent.Caller.Line))
 		if ent.Caller.Function != "" {
-			e.top = append(e.top, attribute.String(keyFunctionName, ent.Caller.Function))
+			e.top = append(e.top, stringAttr(keyFunctionName, ent.Caller.Function))
 		}
 	}
 	if ent.Stack != "" {
@@ -177,7 +177,7 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 		if e.hasErr {
 			key = keyExceptionStack
 		}
-		e.top = append(e.top, attribute.String(key, ent.Stack))
+		e.top = append(e.top, stringAttr(key, ent.Stack))
 	}
 }
 
@@ -220,7 +220,7 @@ func (b *bridge) newScope(name string) (s scope) {
 			s = scope{logger: noop.Logger{}}
 		}
 	}()
-	s.logger = b.provider.Logger(scopeName)
+	s.logger = b.provider.Logger(validString(scopeName))
 	_, isNoop := s.logger.(noop.Logger)
 	s.bridged = !isNoop && b.cfg.bridgesName(name)
 	return s

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/embedded"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -107,7 +109,7 @@ func TestLoggerNameFilters(t *testing.T) {
 // bridge itself allocates.
 type discardLogger struct{ embedded.Logger }
 
-func (discardLogger) Emit(context.Context, log.Record)                  {}
+func (discardLogger) Emit(context.Context, log.Record)                    {}
 func (discardLogger) Enabled(context.Context, log.EnabledParameters) bool { return true }
 
 type discardProvider struct{ embedded.LoggerProvider }
@@ -126,7 +128,7 @@ func TestAllocations(t *testing.T) {
 	named := bridge.Named("megatron.training")
 	tee := zap.New(NewTee(zapcore.NewNopCore(), WithLoggerProvider(discardProvider{})))
 	fields := []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
-		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1 << 20)}
+		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
 	for _, tc := range []struct {
 		name string
 		log  func()
@@ -273,7 +275,7 @@ func (panicProvider) Logger(name string, _ ...log.LoggerOption) log.Logger {
 
 type panicLogger struct{ embedded.Logger }
 
-func (panicLogger) Emit(context.Context, log.Record)                  { panic("boom") }
+func (panicLogger) Emit(context.Context, log.Record)                    { panic("boom") }
 func (panicLogger) Enabled(context.Context, log.EnabledParameters) bool { return true }
 
 func TestProviderPanicsStayInside(t *testing.T) {
@@ -373,8 +375,8 @@ func TestErrorHandlerPointedBack(t *testing.T) {
 type failExporter struct{}
 
 func (failExporter) Export(context.Context, []sdklog.Record) error { return errors.New("down") }
-func (failExporter) Shutdown(context.Context) error                 { return nil }
-func (failExporter) ForceFlush(context.Context) error               { return nil }
+func (failExporter) Shutdown(context.Context) error                { return nil }
+func (failExporter) ForceFlush(context.Context) error              { return nil }
 
 func TestConcurrentUse(t *testing.T) {
 	c := newCapture(t)
@@ -418,4 +420,30 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// OTLP refuses a whole batch over one invalid UTF-8 string, so none may
+// leave the bridge: they read as U+FFFD, as in zap's JSON output.
+func TestInvalidUTF8(t *testing.T) {
+	c := newCapture(t)
+	bad := "a\xffb"
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp))).Named(bad)
+	logger.Error(bad, zap.String(bad, bad), zap.ByteString("bs", []byte(bad)), zap.Strings("ss", []string{bad}),
+		zap.Error(errors.New(bad)), zap.Namespace(bad), zap.Any("refl", map[string]string{bad: bad}))
+
+	r := c.only(t)
+	var seen []string
+	seen = append(seen, r.Body().AsString(), r.InstrumentationScope().Name)
+	r.WalkAttributes(func(kv attribute.KeyValue) bool {
+		seen = append(seen, string(kv.Key), kv.Value.Emit())
+		return true
+	})
+	for _, s := range seen {
+		if !utf8.ValidString(s) {
+			t.Errorf("invalid UTF-8 left in %q", s)
+		}
+	}
+	if got := r.Body().AsString(); got != "a\uFFFDb" {
+		t.Errorf("body %q", got)
+	}
 }

@@ -116,15 +116,15 @@ func (e *attrEncoder) closeFrames(depth int) {
 		e.frames = e.frames[:len(e.frames)-1]
 		v := attribute.MapValue(e.kvs[f.start:]...)
 		clear(e.kvs[f.start:])
-		e.kvs = append(e.kvs[:f.start], attribute.KeyValue{Key: attribute.Key(f.key), Value: v})
+		e.kvs = append(e.kvs[:f.start], attribute.KeyValue{Key: validKey(f.key), Value: v})
 	}
 }
 
 func (e *attrEncoder) add(key string, v attribute.Value) {
-	e.kvs = append(e.kvs, attribute.KeyValue{Key: attribute.Key(key), Value: v})
+	e.kvs = append(e.kvs, attribute.KeyValue{Key: validKey(key), Value: v})
 }
 
-func (e *attrEncoder) addString(key, s string) { e.add(key, attribute.StringValue(s)) }
+func (e *attrEncoder) addString(key, s string) { e.add(key, stringValue(s)) }
 
 // addError maps zap.Error's field to exception.message and exception.type;
 // any other error field keeps its key, with the message as its value. Both
@@ -142,8 +142,8 @@ func (e *attrEncoder) addError(key string, v any) {
 	if key == errorKey && !e.hasErr {
 		e.hasErr, e.err = true, err
 		e.top = append(e.top,
-			attribute.String(keyExceptionMessage, msg),
-			attribute.String(keyExceptionType, errorType(err)))
+			stringAttr(keyExceptionMessage, msg),
+			stringAttr(keyExceptionType, errorType(err)))
 		e.top = appendErrorDetails(e.top, key, causes, verbose)
 		return
 	}
@@ -153,10 +153,10 @@ func (e *attrEncoder) addError(key string, v any) {
 
 func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, verbose string) []attribute.KeyValue {
 	if len(causes) > 0 {
-		kvs = append(kvs, attribute.StringSlice(key+"Causes", causes))
+		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: attribute.StringSliceValue(validStrings(causes))})
 	}
 	if verbose != "" {
-		kvs = append(kvs, attribute.String(key+"Verbose", verbose))
+		kvs = append(kvs, stringAttr(key+"Verbose", verbose))
 	}
 	return kvs
 }
@@ -318,7 +318,7 @@ func (a *arrayEncoder) AppendReflected(v any) error {
 func (a *arrayEncoder) append(v attribute.Value) { a.vals = append(a.vals, v) }
 
 func (a *arrayEncoder) AppendBool(v bool)             { a.append(attribute.BoolValue(v)) }
-func (a *arrayEncoder) AppendByteString(v []byte)     { a.append(attribute.StringValue(string(v))) }
+func (a *arrayEncoder) AppendByteString(v []byte)     { a.append(stringValue(string(v))) }
 func (a *arrayEncoder) AppendComplex128(v complex128) { a.append(complexValue(v, 128)) }
 func (a *arrayEncoder) AppendComplex64(v complex64)   { a.append(complexValue(complex128(v), 64)) }
 func (a *arrayEncoder) AppendFloat64(v float64)       { a.append(attribute.Float64Value(v)) }
@@ -328,7 +328,7 @@ func (a *arrayEncoder) AppendInt64(v int64)           { a.append(attribute.Int64
 func (a *arrayEncoder) AppendInt32(v int32)           { a.AppendInt64(int64(v)) }
 func (a *arrayEncoder) AppendInt16(v int16)           { a.AppendInt64(int64(v)) }
 func (a *arrayEncoder) AppendInt8(v int8)             { a.AppendInt64(int64(v)) }
-func (a *arrayEncoder) AppendString(v string)         { a.append(attribute.StringValue(v)) }
+func (a *arrayEncoder) AppendString(v string)         { a.append(stringValue(v)) }
 func (a *arrayEncoder) AppendUint(v uint)             { a.AppendUint64(uint64(v)) }
 func (a *arrayEncoder) AppendUint64(v uint64)         { a.append(uintValue(v)) }
 func (a *arrayEncoder) AppendUint32(v uint32)         { a.AppendUint64(uint64(v)) }
@@ -347,7 +347,7 @@ func (a *arrayEncoder) AppendTime(v time.Time) { a.append(timeValue(v)) }
 // rather than wrapping it negative or rounding it to a float.
 func uintValue(v uint64) attribute.Value {
 	if v > math.MaxInt64 {
-		return attribute.StringValue(strconv.FormatUint(v, 10))
+		return stringValue(strconv.FormatUint(v, 10))
 	}
 	return attribute.Int64Value(int64(v))
 }
@@ -360,7 +360,7 @@ func float32Value(v float32) attribute.Value {
 }
 
 func complexValue(v complex128, bits int) attribute.Value {
-	return attribute.StringValue(strconv.FormatComplex(v, 'g', -1, bits))
+	return stringValue(strconv.FormatComplex(v, 'g', -1, bits))
 }
 
 // durationValue is in nanoseconds, exact and easy to aggregate.
@@ -369,5 +369,5 @@ func durationValue(v time.Duration) attribute.Value { return attribute.Int64Valu
 // timeValue is RFC 3339 with nanoseconds and the zone offset: exact and
 // readable.
 func timeValue(v time.Time) attribute.Value {
-	return attribute.StringValue(v.Format(time.RFC3339Nano))
+	return stringValue(v.Format(time.RFC3339Nano))
 }
