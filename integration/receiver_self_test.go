@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/credentials"
 )
 
-// sdkExporter is a plain otlploggrpc exporter to r (TLS when r has it),
+// harnessExporter is a plain otlploggrpc exporter to r (TLS when r has it),
 // with the given extra options. It does not involve zaplens.
-func sdkExporter(t testing.TB, r *Receiver, extra ...otlploggrpc.Option) sdklog.Exporter {
+func harnessExporter(t testing.TB, r *Receiver, extra ...otlploggrpc.Option) sdklog.Exporter {
 	t.Helper()
 	opts := []otlploggrpc.Option{otlploggrpc.WithEndpoint(r.Endpoint())}
 	if tc := r.ClientTLS(); tc != nil {
@@ -29,8 +29,8 @@ func sdkExporter(t testing.TB, r *Receiver, extra ...otlploggrpc.Option) sdklog.
 	return exp
 }
 
-// emitDirect sends n records through a simple processor straight to exp.
-func emitDirect(t testing.TB, exp sdklog.Exporter, n int) error {
+// harnessEmit sends n records through a simple processor straight to exp.
+func harnessEmit(t testing.TB, exp sdklog.Exporter, n int) error {
 	t.Helper()
 	p := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
 	defer func() { _ = p.Shutdown(context.Background()) }()
@@ -48,7 +48,7 @@ func emitDirect(t testing.TB, exp sdklog.Exporter, n int) error {
 func TestReceiverHarness(t *testing.T) {
 	t.Run("plain", func(t *testing.T) {
 		r := StartReceiver(t)
-		_ = emitDirect(t, sdkExporter(t, r), 3)
+		_ = harnessEmit(t, harnessExporter(t, r), 3)
 		if !r.WaitForCount(t, 3, 5*time.Second) {
 			t.Fatalf("got %d records, want 3", r.Count())
 		}
@@ -59,11 +59,11 @@ func TestReceiverHarness(t *testing.T) {
 	})
 	t.Run("tls+bearer", func(t *testing.T) {
 		r := StartReceiver(t, WithTLS(), WithBearerToken("s3cret"))
-		_ = emitDirect(t, sdkExporter(t, r, otlploggrpc.WithHeaders(map[string]string{"authorization": "Bearer s3cret"})), 2)
+		_ = harnessEmit(t, harnessExporter(t, r, otlploggrpc.WithHeaders(map[string]string{"authorization": "Bearer s3cret"})), 2)
 		if !r.WaitForCount(t, 2, 5*time.Second) {
 			t.Fatalf("got %d records, want 2", r.Count())
 		}
-		_ = emitDirect(t, sdkExporter(t, r,
+		_ = harnessEmit(t, harnessExporter(t, r,
 			otlploggrpc.WithHeaders(map[string]string{"authorization": "Bearer wrong"}),
 			otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false})), 2)
 		if r.AuthFailures() != 2 || r.Count() != 2 {
@@ -73,9 +73,9 @@ func TestReceiverHarness(t *testing.T) {
 	t.Run("stopped-then-restart", func(t *testing.T) {
 		r := StartReceiver(t, Stopped())
 		r.Start(t)
-		_ = emitDirect(t, sdkExporter(t, r), 1)
+		_ = harnessEmit(t, harnessExporter(t, r), 1)
 		r.Restart(t)
-		_ = emitDirect(t, sdkExporter(t, r), 1)
+		_ = harnessEmit(t, harnessExporter(t, r), 1)
 		if !r.WaitForCount(t, 2, 5*time.Second) {
 			t.Fatalf("got %d records, want 2", r.Count())
 		}
@@ -83,7 +83,7 @@ func TestReceiverHarness(t *testing.T) {
 	t.Run("delay", func(t *testing.T) {
 		r := StartReceiver(t, WithExportDelay(300*time.Millisecond))
 		start := time.Now()
-		_ = emitDirect(t, sdkExporter(t, r), 1)
+		_ = harnessEmit(t, harnessExporter(t, r), 1)
 		if d := time.Since(start); d < 300*time.Millisecond {
 			t.Fatalf("export took %v, want >= 300ms", d)
 		}

@@ -1,0 +1,193 @@
+package integration
+
+// Helpers shared by the end-to-end scenarios (e2e_test.go, load_test.go).
+// Their names start with e2e so they do not collide with other files of
+// this package.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func TestMain(m *testing.M) {
+	// The Fatal scenario re-executes this binary as a child; see e2e_test.go.
+	if addr := os.Getenv(e2eFatalChildEnv); addr != "" {
+		e2eFatalChild(addr)
+		return // not reached: Fatal exits
+	}
+	os.Exit(m.Run())
+}
+
+// e2eBuffer is a goroutine-safe bytes.Buffer, for the user's base core and
+// for loss reports.
+type e2eBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *e2eBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *e2eBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// e2eProvider is zaplens's own pipeline, pointed at r, shut down at the end
+// of the test. Loss reports go to the returned buffer and are logged.
+func e2eProvider(t testing.TB, r *Receiver, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+	t.Helper()
+	losses := &e2eBuffer{}
+	all := []zaplens.ProviderOption{
+		zaplens.WithEndpoint(r.URL()),
+		zaplens.WithServiceName("zaplens-e2e"),
+		zaplens.WithLossWriter(losses),
+	}
+	if tc := r.ClientTLS(); tc != nil {
+		all = append(all, zaplens.WithTLSConfig(tc))
+	}
+	p, err := zaplens.NewLoggerProvider(context.Background(), append(all, opts...)...)
+	if err != nil {
+		t.Fatalf("NewLoggerProvider: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+		if s := losses.String(); s != "" {
+			t.Logf("loss reports:\n%s", s)
+		}
+	})
+	return p, losses
+}
+
+// e2eLogger is the user's logger: a JSON core at Debug writing to w, teed
+// by zaplens into p.
+func e2eLogger(p log.LoggerProvider, w io.Writer, opts ...zaplens.Option) *zap.Logger {
+	base := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(w), zapcore.DebugLevel)
+	return zap.New(zaplens.NewTee(base, append([]zaplens.Option{zaplens.WithLoggerProvider(p)}, opts...)...), zap.AddCaller())
+}
+
+// e2eFlush flushes p within 10s and fails the test if it cannot.
+func e2eFlush(t testing.TB, p *zaplens.LoggerProvider) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.ForceFlush(ctx); err != nil {
+		t.Fatalf("ForceFlush: %v", err)
+	}
+}
+
+// e2eShutdown shuts p down within d and returns how long it took.
+func e2eShutdown(t testing.TB, p *zaplens.LoggerProvider, d time.Duration) (time.Duration, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	err := p.Shutdown(ctx)
+	return time.Since(start), err
+}
+
+// e2eLatencies summarises the durations of single logging calls.
+type e2eLatencies struct {
+	n                   int
+	total               time.Duration
+	p50, p99, p999, max time.Duration
+}
+
+func e2eSummarise(d []time.Duration) e2eLatencies {
+	if len(d) == 0 {
+		return e2eLatencies{}
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	var total time.Duration
+	for _, x := range s {
+		total += x
+	}
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	return e2eLatencies{n: len(s), total: total, p50: at(0.50), p99: at(0.99), p999: at(0.999), max: s[len(s)-1]}
+}
+
+func (l e2eLatencies) mean() time.Duration {
+	if l.n == 0 {
+		return 0
+	}
+	return l.total / time.Duration(l.n)
+}
+
+func (l e2eLatencies) String() string {
+	return fmt.Sprintf("%d calls: mean %v, p50 %v, p99 %v, p99.9 %v, max %v",
+		l.n, l.mean(), l.p50, l.p99, l.p999, l.max)
+}
+
+// e2eRank logs steps×perStep lines the way a busy training rank does: each
+// step's lines at full speed from alternating loggers, then compute for
+// pause. Every line carries seq (0..N-1, in logging order) and 3 more
+// fields. It returns the latency of every call and each step's loop time.
+func e2eRank(loggers []*zap.Logger, steps, perStep int, pause time.Duration) (calls []time.Duration, stepTimes []time.Duration) {
+	calls = make([]time.Duration, 0, steps*perStep)
+	seq := 0
+	for step := 0; step < steps; step++ {
+		stepStart := time.Now()
+		for i := 0; i < perStep; i++ {
+			l := loggers[seq%len(loggers)]
+			t0 := time.Now()
+			l.Info("train step progress",
+				zap.Int("seq", seq),
+				zap.Int("step", step),
+				zap.Float64("loss", 1/float64(seq+1)),
+				zap.String("phase", "forward"))
+			calls = append(calls, time.Since(t0))
+			seq++
+		}
+		stepTimes = append(stepTimes, time.Since(stepStart))
+		if pause > 0 {
+			time.Sleep(pause)
+		}
+	}
+	return calls, stepTimes
+}
+
+// e2eCheckOrder checks that within each scope the seq attributes arrived
+// increasing, and returns how many distinct seqs arrived.
+func e2eCheckOrder(t testing.TB, recs []Record) int {
+	t.Helper()
+	last := map[string]int64{}
+	seen := make(map[int64]bool, len(recs))
+	bad := 0
+	for _, r := range recs {
+		seq, ok := r.Attrs["seq"].(int64)
+		if !ok {
+			continue
+		}
+		seen[seq] = true
+		if prev, ok := last[r.Scope]; ok && seq <= prev {
+			if bad < 5 {
+				t.Errorf("scope %s: seq %d arrived after %d", r.Scope, seq, prev)
+			}
+			bad++
+		}
+		last[r.Scope] = seq
+	}
+	if bad > 0 {
+		t.Errorf("%d records out of order", bad)
+	}
+	return len(seen)
+}
