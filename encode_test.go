@@ -1,0 +1,134 @@
+package zaplens
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+type point struct{ X, Y int }
+
+func (p point) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddInt("x", p.X)
+	enc.AddInt("y", p.Y)
+	return nil
+}
+
+type stringer string
+
+func (s stringer) String() string { return string(s) }
+
+type cyclic struct {
+	Name string
+	Next *cyclic
+}
+
+// Every zap field type, and what it becomes: the README's mapping table.
+func TestFieldConversion(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.FixedZone("X", 3600))
+	var nilIface error
+	var nilPtr *point
+	for _, tc := range []struct {
+		field zap.Field
+		want  string // attribute.Value.Emit() of the attribute under the field's key
+		typ   attribute.Type
+	}{
+		{zap.Int("k", -3), "-3", attribute.INT64},
+		{zap.Int8("k", -8), "-8", attribute.INT64},
+		{zap.Int16("k", 16), "16", attribute.INT64},
+		{zap.Int32("k", 32), "32", attribute.INT64},
+		{zap.Int64("k", math.MinInt64), "-9223372036854775808", attribute.INT64},
+		{zap.Uint("k", 7), "7", attribute.INT64},
+		{zap.Uint8("k", 255), "255", attribute.INT64},
+		{zap.Uint16("k", 65535), "65535", attribute.INT64},
+		{zap.Uint32("k", math.MaxUint32), "4294967295", attribute.INT64},
+		{zap.Uint64("k", math.MaxInt64), "9223372036854775807", attribute.INT64},
+		{zap.Uint64("k", math.MaxUint64), "18446744073709551615", attribute.STRING},
+		{zap.Uintptr("k", 0xdead), "57005", attribute.INT64},
+		{zap.Float64("k", 0.41), "0.41", attribute.FLOAT64},
+		{zap.Float32("k", 0.1), "0.1", attribute.FLOAT64},
+		{zap.Complex128("k", complex(1, -2)), "(1-2i)", attribute.STRING},
+		{zap.Complex64("k", complex(0.5, 1)), "(0.5+1i)", attribute.STRING},
+		{zap.Bool("k", true), "true", attribute.BOOL},
+		{zap.String("k", "v"), "v", attribute.STRING},
+		{zap.ByteString("k", []byte("bytes")), "bytes", attribute.STRING},
+		{zap.Binary("k", []byte{0, 1, 2}), "AAEC", attribute.BYTESLICE},
+		{zap.Duration("k", 1500*time.Millisecond), "1500000000", attribute.INT64},
+		{zap.Time("k", at), "2026-11-30T12:00:00.123456789+01:00", attribute.STRING},
+		{zap.Time("k", time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)), "3000-01-01T00:00:00Z", attribute.STRING},
+		{zap.Stringer("k", stringer("str")), "str", attribute.STRING},
+		{zap.Object("k", point{1, 2}), `{"x":1,"y":2}`, attribute.MAP},
+		{zap.Objects("k", []point{{1, 2}, {3, 4}}), `[{"x":1,"y":2},{"x":3,"y":4}]`, attribute.SLICE},
+		{zap.Ints("k", []int{1, 2}), "[1,2]", attribute.SLICE},
+		{zap.Strings("k", []string{"a", "b"}), `["a","b"]`, attribute.SLICE},
+		{zap.Durations("k", []time.Duration{time.Second}), "[1000000000]", attribute.SLICE},
+		{zap.Bools("k", []bool{true}), "[true]", attribute.SLICE},
+		{zap.Uint64s("k", []uint64{math.MaxUint64}), `["18446744073709551615"]`, attribute.SLICE},
+		{zap.Any("k", map[string]any{"b": 1, "a": []any{"x", 2.5, nil}}), `{"a":["x",2.5,null],"b":1}`, attribute.MAP},
+		{zap.Any("k", struct {
+			Name string `json:"name"`
+			N    uint64
+		}{"s", math.MaxUint64}), `{"N":"18446744073709551615","name":"s"}`, attribute.MAP},
+		{zap.Reflect("k", nil), "", attribute.EMPTY},
+		{zap.Reflect("k", nilPtr), "", attribute.EMPTY},
+		{zap.Any("k", nilIface), "", attribute.EMPTY},
+		{zap.NamedError("k", errors.New("e")), "e", attribute.STRING},
+	} {
+		t.Run(tc.field.Key+"/"+tc.want, func(t *testing.T) {
+			e := getEncoder()
+			defer putEncoder(e)
+			e.addField(tc.field)
+			kvs := e.result()
+			if tc.typ == attribute.EMPTY && len(kvs) == 0 {
+				return // zap.Any(nil error) is zap.Skip
+			}
+			if len(kvs) != 1 || kvs[0].Key != "k" {
+				t.Fatalf("%v gave %v", tc.field, kvs)
+			}
+			if got := kvs[0].Value; got.Emit() != tc.want || got.Type() != tc.typ {
+				t.Errorf("%v: %s %q, want %s %q", tc.field.Type, got.Type(), got.Emit(), tc.typ, tc.want)
+			}
+		})
+	}
+}
+
+func TestReflectLimits(t *testing.T) {
+	loop := &cyclic{Name: "loop"}
+	loop.Next = loop
+	e := getEncoder()
+	defer putEncoder(e)
+	e.addField(zap.Reflect("cyc", loop))
+	var deep any = "leaf"
+	for range 100 {
+		deep = []any{deep}
+	}
+	e.addField(zap.Reflect("deep", deep))
+	got := map[string]attribute.Value{}
+	for _, kv := range e.result() {
+		got[string(kv.Key)] = kv.Value
+	}
+	if s := got["cycError"].AsString(); s == "" {
+		t.Errorf("a cyclic value gave no error: %v", got)
+	}
+	depth, v := 0, got["deep"]
+	for v.Type() == attribute.SLICE {
+		v, depth = v.AsSlice()[0], depth+1
+	}
+	if depth != maxReflectDepth || v.Type() != attribute.STRING {
+		t.Errorf("deep value kept %d levels then %s, want %d then its JSON", depth, v.Type(), maxReflectDepth)
+	}
+}
+
+func TestInlineAndSkip(t *testing.T) {
+	e := getEncoder()
+	defer putEncoder(e)
+	e.addFields([]zap.Field{zap.Inline(point{5, 6}), zap.Skip(), Context(nil)})
+	if got := attribute.MapValue(e.result()...).Emit(); got != `{"x":5,"y":6}` {
+		t.Errorf("inline gave %s", got)
+	}
+}
