@@ -122,6 +122,14 @@ func TestCorrelation(t *testing.T) {
 			t.Errorf("base output lacks %s", s)
 		}
 	}
+	// Base prints what it would print alone: zap's caller (e2eLogger adds
+	// it) on every line.
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, `"caller":"`) {
+			t.Errorf("base line without the caller zap.AddCaller asked for (FINDINGS.md #2): %s", line)
+			break
+		}
+	}
 	if strings.Contains(out, "context.Background") || strings.Contains(out, `"ctx"`) {
 		t.Errorf("the context leaked into base output:\n%s", out)
 	}

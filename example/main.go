@@ -1,0 +1,167 @@
+// Command example is a simulated training loop logged with zap through
+// zaplens: every step is a span, the loggers trainer.data, trainer.optim and
+// trainer.checkpoint write at several levels, and each line goes both to the
+// program's ordinary JSON log on stdout (now with trace_id and span_id) and,
+// as an OpenTelemetry log record correlated with its span, to an OTLP
+// backend.
+//
+//	go run ./example
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT unset it starts an embedded OTLP/gRPC
+// receiver on 127.0.0.1 and, at the end, prints what that backend received
+// grouped by trace: each span with its log lines under it. With the
+// variable set (and the other OTEL_* variables as usual), logs and spans go
+// to that collector instead.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func main() {
+	ctx := context.Background()
+	if err := run(ctx, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "example:", err)
+		os.Exit(1)
+	}
+}
+
+// steps is how many training steps the example simulates.
+const steps = 4
+
+// run runs the example, writing the JSON log and then the backend's view to
+// stdout.
+func run(ctx context.Context, stdout io.Writer) error {
+	// Where to send: the collector named by the environment, or an
+	// embedded backend.
+	var (
+		be    *backend
+		popts []zaplens.ProviderOption
+		topts []otlptracegrpc.Option
+	)
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
+		var err error
+		if be, err = startBackend(); err != nil {
+			return fmt.Errorf("start embedded backend: %w", err)
+		}
+		defer be.Stop()
+		popts = append(popts, zaplens.WithEndpoint("http://"+be.Addr()))
+		topts = append(topts, otlptracegrpc.WithEndpoint(be.Addr()), otlptracegrpc.WithInsecure())
+	}
+	if os.Getenv("OTEL_SERVICE_NAME") == "" {
+		popts = append(popts, zaplens.WithServiceName("zaplens-example"))
+	}
+
+	// Logs: zaplens's OTLP/gRPC logger provider.
+	lp, err := zaplens.NewLoggerProvider(ctx, popts...)
+	if err != nil {
+		return err
+	}
+	// Spans: the OTel SDK, exported over OTLP/gRPC to the same place.
+	texp, err := otlptracegrpc.New(ctx, topts...)
+	if err != nil {
+		return err
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(serviceName()))
+	if err != nil {
+		return err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(res))
+	tracer := tp.Tracer("trainer")
+
+	// The user's ordinary logger: JSON on stdout, Debug and up, with a stack
+	// on errors. zaplens tees it: the same lines on stdout plus trace ids,
+	// and Info and up to OpenTelemetry.
+	base := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(stdout), zapcore.DebugLevel)
+	logger := zap.New(zaplens.NewTee(base,
+		zaplens.WithLoggerProvider(lp), zaplens.WithLevel(zapcore.InfoLevel), zaplens.WithDefaultScope("trainer")),
+		zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel))
+
+	logger.Info("training started", zap.Int("steps", steps), zap.String("model", "tiny-gpt"))
+	train(ctx, tracer, logger)
+	logger.Info("training finished")
+
+	// Flush: Sync flushes the logger provider within the bridge's bound;
+	// the shutdowns flush what is left and stop the exporters.
+	_ = logger.Sync()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = errors.Join(tp.Shutdown(sctx), lp.Shutdown(sctx))
+
+	if be == nil {
+		fmt.Fprintf(stdout, "\nsent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: %s\n", lp.Stats())
+		return err
+	}
+	fmt.Fprintf(stdout, "\nembedded OTLP backend on %s (set OTEL_EXPORTER_OTLP_ENDPOINT to ship to your own collector)\n", be.Addr())
+	be.Report(stdout)
+	return err
+}
+
+func serviceName() attribute.KeyValue {
+	if n := os.Getenv("OTEL_SERVICE_NAME"); n != "" {
+		return attribute.String("service.name", n)
+	}
+	return attribute.String("service.name", "zaplens-example")
+}
+
+// train simulates the loop: each step is a span with child spans for
+// loading data, the optimizer step and, every other step, a checkpoint.
+func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) {
+	data := logger.Named("trainer").Named("data")
+	optim := logger.Named("trainer").Named("optim")
+	ckpt := logger.Named("trainer").Named("checkpoint")
+	loss := 2.31
+
+	for step := 1; step <= steps; step++ {
+		sctx, span := tracer.Start(ctx, "train_step", trace.WithAttributes(attribute.Int("step", step)))
+
+		dctx, dspan := tracer.Start(sctx, "data.load")
+		data.Debug("prefetch queue", zaplens.Context(dctx), zap.Int("depth", 4)) // stdout only: below the bridge's level
+		work(15 * time.Millisecond)
+		data.Info("batch ready", zaplens.Context(dctx), zap.Int("step", step), zap.Int("batch_size", 32), zap.Int("tokens", 32*2048), zap.String("shard", fmt.Sprintf("shard-%03d", step%3)))
+		dspan.End()
+
+		octx, ospan := tracer.Start(sctx, "optim.step")
+		work(25 * time.Millisecond)
+		loss *= 0.83
+		gradNorm := 0.9 + 0.1*float64(step)
+		if step == 3 {
+			gradNorm = 14.2
+			optim.Warn("gradient norm clipped", zaplens.Context(octx), zap.Int("step", step), zap.Float64("grad_norm", gradNorm), zap.Float64("max_norm", 1.0))
+		}
+		optim.Info("step done", zaplens.Context(octx), zap.Int("step", step), zap.Float64("loss", round(loss)), zap.Float64("lr", 3e-4), zap.Duration("step_time", 40*time.Millisecond))
+		ospan.End()
+
+		if step%2 == 0 {
+			cctx, cspan := tracer.Start(sctx, "checkpoint.save")
+			work(10 * time.Millisecond)
+			path := fmt.Sprintf("/ckpt/step-%04d.pt", step)
+			ckpt.Info("checkpoint saved", zaplens.Context(cctx), zap.String("path", path), zap.Int64("bytes", 48<<20))
+			if step == steps {
+				err := fmt.Errorf("upload %s: %w", path, errors.New("connection reset by peer"))
+				ckpt.Error("checkpoint upload failed", zaplens.Context(cctx), zap.String("path", path), zap.Error(err))
+			}
+			cspan.End()
+		}
+		span.End()
+	}
+}
+
+// work stands in for compute.
+func work(d time.Duration) { time.Sleep(d) }
+
+func round(f float64) float64 { return float64(int(f*1000+0.5)) / 1000 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExample runs the example against its embedded backend and checks both
+// halves of its output: the JSON log with trace ids, and the backend's view
+// grouped by trace.
+func TestExample(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_LOGS_EXPORTER", "")
+
+	var out bytes.Buffer
+	start := time.Now()
+	if err := run(context.Background(), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	took := time.Since(start)
+	t.Logf("example took %v", took)
+	if took > 20*time.Second {
+		t.Errorf("example took %v; it should finish in a few seconds", took)
+	}
+	text := out.String()
+	jsonPart, report, ok := strings.Cut(text, "\nembedded OTLP backend on ")
+	if !ok {
+		t.Fatalf("no backend report in output:\n%s", text)
+	}
+
+	// The JSON log: every line parses; lines logged in a span carry its ids;
+	// the Debug line is there (base logs Debug) and carries ids too.
+	type line struct {
+		Level, Logger, Msg string
+		TraceID            string `json:"trace_id"`
+		SpanID             string `json:"span_id"`
+		Stacktrace         string
+		Ctx                any `json:"ctx"`
+	}
+	var lines []line
+	sc := bufio.NewScanner(strings.NewReader(jsonPart))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("stdout line is not JSON: %v: %q", err, sc.Text())
+		}
+		lines = append(lines, l)
+	}
+	hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
+	hex16 := regexp.MustCompile(`^[0-9a-f]{16}$`)
+	levels := map[string]int{}
+	for _, l := range lines {
+		levels[l.Level]++
+		if l.Ctx != nil {
+			t.Errorf("context field leaked into stdout: %+v", l)
+		}
+		inSpan := strings.HasPrefix(l.Logger, "trainer.")
+		if inSpan && (!hex32.MatchString(l.TraceID) || !hex16.MatchString(l.SpanID)) {
+			t.Errorf("line without trace ids: %+v", l)
+		}
+		if !inSpan && l.TraceID != "" {
+			t.Errorf("line outside any span has a trace id: %+v", l)
+		}
+		if l.Level == "error" && l.Stacktrace == "" {
+			t.Errorf("error line without a stack: %+v", l)
+		}
+	}
+	if levels["debug"] != steps || levels["warn"] != 1 || levels["error"] != 1 || levels["info"] < 3*steps {
+		t.Errorf("levels on stdout: %v", levels)
+	}
+
+	// The backend's view: one trace per step, each with its spans and log
+	// lines; the Debug lines never arrived; the error has its stack.
+	if n := strings.Count(report, "\ntrace "); n != steps {
+		t.Errorf("report has %d traces, want %d:\n%s", n, steps, report)
+	}
+	for _, want := range []string{
+		"span train_step", "span data.load", "span optim.step", "span checkpoint.save",
+		"INFO  trainer.data", "INFO  trainer.optim", "INFO  trainer.checkpoint",
+		"WARN  trainer.optim", "gradient norm clipped",
+		"ERROR trainer.checkpoint", "checkpoint upload failed", "exception.stacktrace=<",
+		"exception.message=upload /ckpt/step-0004.pt: connection reset by peer",
+		"\nno trace\n", "training started",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "prefetch queue") {
+		t.Errorf("a Debug line reached the backend:\n%s", report)
+	}
+	// Each log line sits under the span it was logged in.
+	for _, pair := range [][2]string{
+		{"span data.load", "batch ready"},
+		{"span optim.step", "step done"},
+		{"span checkpoint.save", "checkpoint saved"},
+	} {
+		re := regexp.MustCompile(regexp.QuoteMeta(pair[0]) + `[^\n]*\n[^\n]*` + regexp.QuoteMeta(pair[1]))
+		if got := len(re.FindAllString(report, -1)); got == 0 {
+			t.Errorf("%q is not under %q:\n%s", pair[1], pair[0], report)
+		}
+	}
+	if testing.Verbose() {
+		t.Logf("output:\n%s", text)
+	}
+}
