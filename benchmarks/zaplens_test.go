@@ -1,5 +1,3 @@
-//go:build zaplensapi
-
 package benchmarks
 
 import (
