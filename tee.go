@@ -139,6 +139,8 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	t := w.tee
 	ctx, n := findContext(fields)
 	if w.base != nil {
+		// zap adds the caller and the stack to the entry after Check.
+		w.base.Entry = ent
 		w.base.ErrorOutput = baseErrorOutput
 		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
 	}

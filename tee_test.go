@@ -220,3 +220,17 @@ func TestTeeLevel(t *testing.T) {
 		t.Errorf("Enabled disagrees with the two sides")
 	}
 }
+
+// zap fills in the caller and the stack after Check; base must print them.
+func TestTeeBaseGetsCallerAndStack(t *testing.T) {
+	c := newCapture(t)
+	base := newJSONBase(zapcore.InfoLevel)
+	logger := zap.New(NewTee(base.core, WithLoggerProvider(c.lp)), zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel))
+	logger.Error("with stack")
+	line := base.lines(t)[0]
+	caller, _ := line["caller"].(string)
+	stack, _ := line["stacktrace"].(string)
+	if !strings.Contains(caller, "tee_test.go") || !strings.Contains(stack, "TestTeeBaseGetsCallerAndStack") {
+		t.Errorf("base line lost caller or stack: %v", line)
+	}
+}
