@@ -1,0 +1,334 @@
+package zaplens
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The environment is read here rather than left to otlploggrpc and the SDK:
+// they skip a bad value with a message that may quote it (a header value, an
+// endpoint with credentials) and go on with a default, so a typo silently
+// sends logs nowhere. Every value below is validated, a bad one fails
+// NewLoggerProvider, and no message quotes a header or credential.
+
+// lookupEnv returns the first non-empty variable of keys, the signal-specific
+// one first, and its name for messages.
+func lookupEnv(keys ...string) (value, key string) {
+	for _, k := range keys {
+		if v := os.Getenv(k); v != "" {
+			return v, k
+		}
+	}
+	return "", ""
+}
+
+// resolveEnv fills every setting no option set from the environment, then
+// the defaults, and validates the result.
+func (c *providerConfig) resolveEnv() error {
+	return errors.Join(
+		c.resolveSwitches(),
+		c.resolveOTLP(),
+		c.resolveBatch(),
+		c.resolveLimits(),
+	)
+}
+
+func (c *providerConfig) resolveSwitches() error {
+	var errs []error
+	if !c.disabled.set {
+		v, err := envBool("OTEL_SDK_DISABLED")
+		errs = append(errs, err)
+		c.disabled.put(v)
+	}
+	if !c.exporterName.set {
+		v, _ := lookupEnv("OTEL_LOGS_EXPORTER")
+		c.exporterName.put(strings.ToLower(strings.TrimSpace(v)))
+	}
+	switch c.exporterName.value {
+	case "", "otlp":
+		c.exporterName.value = "otlp"
+	case "console", "none":
+	default:
+		errs = append(errs, fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value))
+	}
+	if v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); v != "" && v != "grpc" && c.exporterName.value == "otlp" {
+		errs = append(errs, fmt.Errorf("%s=%q: zaplens exports over grpc only", k, v))
+	}
+	return errors.Join(errs...)
+}
+
+// envBool reads a boolean variable; only true and false, in any case, are
+// accepted, so that "1" or "yes" fail loudly rather than mean false.
+func envBool(keys ...string) (bool, error) {
+	v, k := lookupEnv(keys...)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "":
+		return false, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%q: want true or false", k, v)
+}
+
+func (c *providerConfig) resolveOTLP() error {
+	var errs []error
+	if !c.endpoint.set {
+		v, _ := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+		if v == "" {
+			v = DefaultEndpoint
+		}
+		c.endpoint.put(v)
+	}
+	if !c.insecure.set {
+		v, err := envBool("OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
+		errs = append(errs, err)
+		c.insecure.value = v // not .set: an endpoint's scheme wins over it
+	}
+	if !c.headers.set {
+		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
+		h, err := parseHeaders(k, v)
+		errs = append(errs, err)
+		c.headers.put(h)
+	}
+	if !c.tlsConfig.set {
+		cfg, err := envTLS()
+		errs = append(errs, err)
+		c.tlsConfig.put(cfg)
+	}
+	if !c.compression.set {
+		v, _ := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+		c.compression.put(v)
+	}
+	switch c.compression.value {
+	case "", "none", "gzip":
+	default:
+		errs = append(errs, fmt.Errorf("compression %q: want gzip or none", c.compression.value))
+	}
+	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 0,
+		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
+	return errors.Join(errs...)
+}
+
+// target is where the gRPC client dials, with whether to use TLS.
+type target struct {
+	hostport string
+	tls      bool
+}
+
+// parseEndpoint accepts a URL with an http or https scheme, or a bare
+// host:port, as people write for gRPC. otlploggrpc would parse "host:4317"
+// as a URL of scheme "host" and dial an empty target; here it means
+// host:4317 over TLS unless insecure. Messages show the endpoint without
+// credentials.
+func parseEndpoint(raw string, insecure bool) (target, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.Contains(raw, "://") {
+		raw = "scheme-less://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return target{}, fmt.Errorf("endpoint %s: not a URL or host:port", redactEndpoint(raw))
+	}
+	if u.User != nil {
+		return target{}, fmt.Errorf("endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(raw))
+	}
+	useTLS := !insecure
+	switch u.Scheme {
+	case "https":
+	case "http":
+		useTLS = false
+	case "scheme-less":
+	default:
+		return target{}, fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		return target{}, fmt.Errorf("endpoint %s: no host", redactEndpoint(raw))
+	}
+	if port == "" {
+		port = "4317"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return target{}, fmt.Errorf("endpoint %s: bad port", redactEndpoint(raw))
+	}
+	return target{hostport: net.JoinHostPort(host, port), tls: useTLS}, nil
+}
+
+// redactEndpoint keeps the scheme, host and port of an endpoint for a
+// message, and drops user info, path and query, which may hold secrets.
+func redactEndpoint(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		rest = "REDACTED@" + rest[i+1:]
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if scheme == "" || scheme == "scheme-less" {
+		return fmt.Sprintf("%q", rest)
+	}
+	return fmt.Sprintf("%q", scheme+"://"+rest)
+}
+
+// parseHeaders reads key=value pairs separated by commas, values
+// percent-encoded, as the OTLP exporter spec says. Errors give the position
+// of a bad pair, never its text, which may be a token.
+func parseHeaders(key, s string) (map[string]string, error) {
+	h := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return h, nil
+	}
+	for i, pair := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		k = strings.ToLower(strings.TrimSpace(k))
+		if !ok || !validHeaderKey(k) {
+			return nil, fmt.Errorf("%s: pair %d is not key=value with a valid key (value not shown)", key, i+1)
+		}
+		val, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", key, i+1, k)
+		}
+		h[k] = val
+	}
+	return h, nil
+}
+
+// validHeaderKey is the HTTP token rule, which gRPC metadata keys follow.
+func validHeaderKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r > 127 || !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || strings.ContainsRune("!#$%&'*+^`|~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// envTLS builds the TLS configuration from the certificate variables: the
+// CA bundle to trust, and the client certificate and key, which must come
+// together. Nil when none is set: the system roots are used.
+func envTLS() (*tls.Config, error) {
+	var cfg tls.Config
+	set := false
+	if path, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"); path != "" {
+		pool, err := loadCertPool(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		cfg.RootCAs, set = pool, true
+	}
+	cert, kc := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+	key, kk := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	switch {
+	case cert != "" && key != "":
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s and %s: %w", kc, kk, err)
+		}
+		cfg.Certificates, set = []tls.Certificate{pair}, true
+	case cert != "" || key != "":
+		return nil, errors.New("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (or their LOGS_ forms) must be set together")
+	}
+	if !set {
+		return nil, nil
+	}
+	return &cfg, nil
+}
+
+func loadCertPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
+	}
+	return pool, nil
+}
+
+func (c *providerConfig) resolveBatch() error {
+	errs := []error{
+		resolveInt(&c.queueSize, DefaultQueueSize, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
+		resolveInt(&c.batchSize, DefaultBatchSize, 1, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"),
+		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
+		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
+	}
+	// The SDK clamps a batch larger than the queue without a word; the
+	// default batch is lowered to fit a small queue, an explicit one fails.
+	if c.batchSize.value > c.queueSize.value {
+		if c.batchSize.set {
+			errs = append(errs, fmt.Errorf("batch size %d is larger than queue size %d", c.batchSize.value, c.queueSize.value))
+		}
+		c.batchSize.value = c.queueSize.value
+	}
+	return errors.Join(errs...)
+}
+
+func (c *providerConfig) resolveLimits() error {
+	return errors.Join(
+		resolveInt(&c.attrCount, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"),
+		resolveInt(&c.attrValueLen, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+	)
+}
+
+// resolveInt reads an integer setting no option set from the first set
+// variable of keys and checks it against least; the SDK would silently
+// ignore a bad one. It marks the setting set only when a value was given,
+// so that the defaults stay distinguishable.
+func resolveInt(s *setting[int], def, least int, keys ...string) error {
+	if !s.set {
+		v, k := lookupEnv(keys...)
+		if v == "" {
+			s.value = def
+			return nil
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s=%q: not an integer", k, v)
+		}
+		if n < least {
+			return fmt.Errorf("%s=%d: must be at least %d", k, n, least)
+		}
+		s.put(n)
+		return nil
+	}
+	if s.value < least {
+		return fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
+	}
+	return nil
+}
+
+// resolveMillis is resolveInt for durations, which OTel variables give in
+// milliseconds.
+func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys ...string) error {
+	ms := setting[int]{value: int(s.value / time.Millisecond), set: s.set}
+	if s.set && s.value > 0 && ms.value == 0 {
+		ms.value = 1 // a sub-millisecond option is still a positive one
+	}
+	err := resolveInt(&ms, -1, least, keys...)
+	switch {
+	case err != nil:
+	case s.set:
+	case ms.set:
+		s.put(time.Duration(ms.value) * time.Millisecond)
+	default:
+		s.value = def
+	}
+	return err
+}

@@ -1,0 +1,235 @@
+package zaplens
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseEndpoint(t *testing.T) {
+	for _, tc := range []struct {
+		raw      string
+		insecure bool
+		want     target
+		err      string
+	}{
+		{raw: "localhost:4317", want: target{"localhost:4317", true}},
+		{raw: "localhost:4317", insecure: true, want: target{"localhost:4317", false}},
+		{raw: "collector", want: target{"collector:4317", true}},
+		{raw: "http://collector:5555", want: target{"collector:5555", false}},
+		{raw: "https://collector", insecure: true, want: target{"collector:4317", false}},
+		{raw: "https://collector:4317/", want: target{"collector:4317", true}},
+		{raw: "http://[::1]:4317", want: target{"[::1]:4317", false}},
+		{raw: "grpc://collector:4317", err: `scheme "grpc"`},
+		{raw: "http://:4317", err: "no host"},
+		{raw: "collector:99999", err: "bad port"},
+		{raw: "https://user:s3cret@collector:4317", err: "credentials in the URL"},
+		{raw: "https://collector:4317/?token=s3cret", want: target{"collector:4317", true}},
+		{raw: "http://coll ector:4317", err: "not a URL"},
+	} {
+		got, err := parseEndpoint(tc.raw, tc.insecure)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.raw, err, tc.err)
+			} else if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%q: message shows the secret: %v", tc.raw, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %+v, %v, want %+v", tc.raw, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseHeaders(t *testing.T) {
+	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ")
+	if err != nil || h["authorization"] != "Bearer abc==" || h["x-team"] != "ml" {
+		t.Errorf("got %v, %v", h, err)
+	}
+	for _, bad := range []string{"Authorization: Bearer s3cret", "a=b,s3cret", "k=%zzs3cret", "bad key=s3cret"} {
+		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad)
+		if err == nil {
+			t.Errorf("%q: no error", bad)
+		} else if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%q: message shows the value: %v", bad, err)
+		}
+	}
+}
+
+// badConfig is each bad setting NewLoggerProvider must refuse with an error
+// naming it, a no-op provider and no panic.
+func TestBadConfigGivesErrorAndNoop(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ key, value, want string }{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://collector", "scheme"},
+		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "https://:4317", "no host"},
+		{"OTEL_EXPORTER_OTLP_INSECURE", "yes", "OTEL_EXPORTER_OTLP_INSECURE"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "token s3cret", "OTEL_EXPORTER_OTLP_HEADERS: pair 1"},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE", filepath.Join(dir, "missing.pem"), "OTEL_EXPORTER_OTLP_CERTIFICATE"},
+		{"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", notPEM, "no PEM certificate"},
+		{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", notPEM, "must be set together"},
+		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "compression"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", "grpc only"},
+		{"OTEL_BLRP_MAX_QUEUE_SIZE", "0", "OTEL_BLRP_MAX_QUEUE_SIZE=0"},
+		{"OTEL_BLRP_MAX_QUEUE_SIZE", "lots", "not an integer"},
+		{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "-5", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"},
+		{"OTEL_BLRP_SCHEDULE_DELAY", "1s", "OTEL_BLRP_SCHEDULE_DELAY"},
+		{"OTEL_BLRP_EXPORT_TIMEOUT", "0", "OTEL_BLRP_EXPORT_TIMEOUT"},
+		{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "100000", "larger than queue size"},
+		{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "-1", "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"},
+		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
+		{"OTEL_LOGS_EXPORTER", "otlp,console", "OTEL_LOGS_EXPORTER"},
+		{"OTEL_SDK_DISABLED", "1", "OTEL_SDK_DISABLED"},
+		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES is malformed"},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv(tc.key, tc.value)
+			p, err := NewLoggerProvider(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("message shows a secret: %v", err)
+			}
+			checkNoop(t, p)
+		})
+	}
+}
+
+// checkNoop asserts p is a working no-op provider.
+func checkNoop(t *testing.T, p *LoggerProvider) {
+	t.Helper()
+	if p == nil {
+		t.Fatal("nil provider")
+	}
+	emit(p, 10)
+	if p.Logger("x").Enabled(context.Background(), logEnabledInfo) {
+		t.Error("no-op provider's logger is enabled")
+	}
+	if s := p.Stats(); s != (Stats{}) {
+		t.Errorf("no-op stats %v", s)
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestOptionsOverrideEnv(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "bad")         // an option replaces it: not read
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x") // idem
+	t.Setenv("OTEL_SDK_DISABLED", "true")
+	t.Setenv("OTEL_LOGS_EXPORTER", "none")
+	exp := &memExporter{block: make(chan struct{})}
+	p, err := NewLoggerProvider(context.Background(), WithQueueSize(64), WithEndpoint("localhost:4317"),
+		WithDisabled(false), WithExporterName("otlp"), WithExporter(exp), WithLossWriter(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit(p, 100)
+	close(exp.block)
+	_ = p.Shutdown(context.Background())
+	if s := p.Stats(); s.Emitted != 100 || s.Exported != 64 || s.Dropped != 36 {
+		t.Errorf("queue of 64 from the option, want drops: %v", s)
+	}
+}
+
+func TestEnvBatchSettings(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "100")
+	t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "20")
+	t.Setenv("OTEL_BLRP_EXPORT_TIMEOUT", "1500")
+	var c providerConfig
+	if err := c.resolveEnv(); err != nil {
+		t.Fatal(err)
+	}
+	// The default batch (2048) shrinks to fit the queue from the environment.
+	if c.queueSize.value != 100 || c.batchSize.value != 100 || c.scheduleDelay.value != 20*time.Millisecond ||
+		c.exportTimeout.value != 1500*time.Millisecond || c.otlpTimeout.value != DefaultOTLPTimeout {
+		t.Errorf("resolved %+v", c)
+	}
+	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "10")
+	p := newTestProvider(t, WithExporter(&memExporter{}))
+	emit(p, 10) // a full batch of 10 goes at once, not after the 20ms delay
+	time.Sleep(10 * time.Millisecond)
+	_ = p.Shutdown(context.Background())
+	if s := p.Stats(); s.Exported != 10 {
+		t.Errorf("stats %v", s)
+	}
+}
+
+func TestDisabledAndNone(t *testing.T) {
+	for _, kv := range [][2]string{{"OTEL_SDK_DISABLED", "true"}, {"OTEL_SDK_DISABLED", "TRUE"}, {"OTEL_LOGS_EXPORTER", "none"}} {
+		t.Run(kv[0]+"="+kv[1], func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv(kv[0], kv[1])
+			p, err := NewLoggerProvider(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkNoop(t, p)
+		})
+	}
+}
+
+func TestConsoleExporter(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_LOGS_EXPORTER", "console")
+	var buf lockedBuffer
+	p, err := NewLoggerProvider(context.Background(), WithConsoleWriter(&buf), WithLossWriter(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit(p, 3)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `"step done"`); n != 3 {
+		t.Errorf("console output has %d records: %s", n, buf.String())
+	}
+	if s := p.Stats(); s.Exported != 3 {
+		t.Errorf("stats %v", s)
+	}
+}
+
+func TestAttributeValueLengthLimit(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "2")
+	exp := &memExporter{}
+	p := newTestProvider(t, WithExporter(exp))
+	emit(p, 1)
+	_ = p.Shutdown(context.Background())
+	var phase string
+	exp.records[0].WalkAttributes(func(kv attribute.KeyValue) bool {
+		if kv.Key == "phase" {
+			phase = kv.Value.AsString()
+		}
+		return true
+	})
+	if phase != "tr" {
+		t.Errorf("phase = %q, want it cut to 2", phase)
+	}
+	// The option wins over the variable.
+	exp = &memExporter{}
+	p = newTestProvider(t, WithExporter(exp), WithAttributeValueLengthLimit(3), WithAttributeCountLimit(2))
+	emit(p, 1)
+	_ = p.Shutdown(context.Background())
+	if r := exp.records[0]; r.AttributesLen() != 2 || r.DroppedAttributes() != 2 {
+		t.Errorf("count limit 2: %d kept, %d dropped", r.AttributesLen(), r.DroppedAttributes())
+	}
+}

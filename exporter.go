@@ -1,0 +1,68 @@
+package zaplens
+
+import (
+	"context"
+	"crypto/tls"
+	"os"
+
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
+	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// newExporter builds the exporter the configuration names.
+func newExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
+	switch {
+	case c.exporter != nil:
+		return c.exporter, nil
+	case c.exporterName.value == "console":
+		w := c.consoleWriter
+		if w == nil {
+			w = os.Stdout
+		}
+		return stdoutlog.New(stdoutlog.WithWriter(w))
+	}
+	return newOTLPExporter(ctx, c)
+}
+
+// newOTLPExporter passes every setting to otlploggrpc explicitly, so that
+// it reads no environment variable itself: its parsing would redo ours and,
+// on a bad value, write a message that quotes it.
+func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
+	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
+	if err != nil {
+		return nil, err
+	}
+	creds, scheme := insecure.NewCredentials(), "http://"
+	if t.tls {
+		creds, scheme = credentials.NewTLS(tlsConfig(c.tlsConfig.value)), "https://"
+	}
+	compression := c.compression.value
+	if compression == "" {
+		compression = "none"
+	}
+	return otlploggrpc.New(ctx,
+		// A URL, not WithEndpoint: it also sets insecure, which the
+		// exporter would otherwise read from the environment.
+		otlploggrpc.WithEndpointURL(scheme+t.hostport),
+		otlploggrpc.WithTLSCredentials(creds),
+		otlploggrpc.WithHeaders(c.headers.value),
+		otlploggrpc.WithCompressor(compression),
+		otlploggrpc.WithTimeout(c.otlpTimeout.value),
+	)
+}
+
+// tlsConfig copies the user's configuration, as gRPC may set fields of the
+// one it is given, and requires TLS 1.2 at least.
+func tlsConfig(cfg *tls.Config) *tls.Config {
+	if cfg == nil {
+		return &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	cfg = cfg.Clone()
+	if cfg.MinVersion == 0 {
+		cfg.MinVersion = tls.VersionTLS12
+	}
+	return cfg
+}

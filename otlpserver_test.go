@@ -1,0 +1,192 @@
+package zaplens
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// otlpServer is a real OTLP/gRPC logs endpoint on loopback, for tests that
+// must not depend on the Collector (the integration module tests against
+// the Collector's own receiver).
+type otlpServer struct {
+	collogpb.UnimplementedLogsServiceServer
+
+	addr     string
+	token    string // when set, "authorization: Bearer <token>" is required
+	reject   int64  // records to reject per request as a partial success
+	srv      *grpc.Server
+	records  atomic.Int64
+	requests atomic.Int64
+
+	mu       sync.Mutex
+	received []*logpb.ResourceLogs
+	keep     bool // keep the requests' records for inspection
+	md       metadata.MD
+}
+
+type serverOption func(*otlpServer, *[]grpc.ServerOption)
+
+func withToken(tok string) serverOption {
+	return func(s *otlpServer, _ *[]grpc.ServerOption) { s.token = tok }
+}
+
+func withServerTLS(cert tls.Certificate) serverOption {
+	return func(_ *otlpServer, o *[]grpc.ServerOption) {
+		*o = append(*o, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}})))
+	}
+}
+
+func keepRecords() serverOption {
+	return func(s *otlpServer, _ *[]grpc.ServerOption) { s.keep = true }
+}
+
+// startOTLPServer serves on addr ("127.0.0.1:0" for any port) until the
+// test ends.
+func startOTLPServer(t testing.TB, addr string, opts ...serverOption) *otlpServer {
+	t.Helper()
+	s := &otlpServer{}
+	var gopts []grpc.ServerOption
+	for _, o := range opts {
+		o(s, &gopts)
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = lis.Addr().String()
+	s.srv = grpc.NewServer(gopts...)
+	collogpb.RegisterLogsServiceServer(s.srv, s)
+	go func() { _ = s.srv.Serve(lis) }()
+	t.Cleanup(s.srv.Stop)
+	return s
+}
+
+func (s *otlpServer) Export(ctx context.Context, req *collogpb.ExportLogsServiceRequest) (*collogpb.ExportLogsServiceResponse, error) {
+	s.requests.Add(1)
+	md, _ := metadata.FromIncomingContext(ctx)
+	if s.token != "" {
+		if got := md.Get("authorization"); len(got) != 1 || got[0] != "Bearer "+s.token {
+			return nil, status.Error(codes.Unauthenticated, "bad token")
+		}
+	}
+	var n int64
+	for _, rl := range req.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			n += int64(len(sl.LogRecords))
+		}
+	}
+	rejected := min(s.reject, n)
+	s.records.Add(n - rejected)
+	s.mu.Lock()
+	s.md = md
+	if s.keep {
+		s.received = append(s.received, req.ResourceLogs...)
+	}
+	s.mu.Unlock()
+	resp := &collogpb.ExportLogsServiceResponse{}
+	if rejected > 0 {
+		resp.PartialSuccess = &collogpb.ExportLogsPartialSuccess{RejectedLogRecords: rejected, ErrorMessage: "too old"}
+	}
+	return resp, nil
+}
+
+func (s *otlpServer) resources() []*logpb.ResourceLogs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
+}
+
+func (s *otlpServer) metadata() metadata.MD {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.md
+}
+
+// waitRecords waits until the server holds n records or d passes.
+func (s *otlpServer) waitRecords(n int64, d time.Duration) int64 {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) && s.records.Load() < n {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return s.records.Load()
+}
+
+// freeAddr returns a loopback address nothing listens on, for a collector
+// that is down.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and localhost and writes it
+// as PEM into the test's directory; the cert file doubles as the CA bundle.
+func selfSigned(t testing.TB) (cert tls.Certificate, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "zaplens test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err = tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, certFile, keyFile
+}

@@ -1,0 +1,231 @@
+package zaplens
+
+import (
+	"crypto/tls"
+	"io"
+	"maps"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+)
+
+// Defaults of the export pipeline, sized for a busy training rank that logs
+// 10,000 lines per step as fast as its loop goes, then computes for about
+// half a second: the queue holds a step and a half of lines even if nothing
+// drains during the burst, and batches of 1024 empty it to a local collector
+// in a fraction of the compute time. The SDK's own defaults (2048 and 512)
+// lose most of such a burst.
+//
+// The queue's slots are allocated when the provider starts, 600 bytes each
+// (an SDK Record and its ring links), so 9.4 MiB for DefaultQueueSize, plus
+// the queued records' own strings. See docs/collector.md for measurements.
+const (
+	DefaultQueueSize      = 16384
+	DefaultBatchSize      = 1024
+	DefaultScheduleDelay  = time.Second
+	DefaultExportTimeout  = 30 * time.Second
+	DefaultOTLPTimeout    = 10 * time.Second
+	DefaultReportInterval = 10 * time.Second
+	DefaultEndpoint       = "http://localhost:4317"
+)
+
+// A ProviderOption configures [NewLoggerProvider]. Options win over the
+// environment variables that set the same thing.
+type ProviderOption interface {
+	applyProvider(*providerConfig)
+}
+
+type providerOptionFunc func(*providerConfig)
+
+func (f providerOptionFunc) applyProvider(c *providerConfig) { f(c) }
+
+// setting is a value an option may have set; an unset one is read from the
+// environment, then defaulted.
+type setting[T any] struct {
+	value T
+	set   bool
+}
+
+func (s *setting[T]) put(v T) { s.value, s.set = v, true }
+
+// providerConfig is everything NewLoggerProvider resolves before building.
+type providerConfig struct {
+	exporterName  setting[string] // otlp, console or none
+	disabled      setting[bool]
+	endpoint      setting[string]
+	insecure      setting[bool]
+	headers       setting[map[string]string]
+	tlsConfig     setting[*tls.Config]
+	compression   setting[string]
+	otlpTimeout   setting[time.Duration]
+	queueSize     setting[int]
+	batchSize     setting[int]
+	scheduleDelay setting[time.Duration]
+	exportTimeout setting[time.Duration]
+	attrCount     setting[int]
+	attrValueLen  setting[int]
+
+	exporter       sdklog.Exporter // WithExporter: replaces otlp and console
+	consoleWriter  io.Writer
+	blockOnFull    time.Duration
+	serviceName    string
+	resourceAttrs  []attribute.KeyValue
+	reportInterval time.Duration
+	report         func(Loss)
+	reportWriter   io.Writer
+}
+
+// WithEndpoint sets where OTLP/gRPC exports go, overriding
+// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT. It takes
+// "https://host:port", "http://host:port" (no TLS) or "host:port" (TLS unless
+// [WithInsecure]); the port defaults to 4317. The default is
+// http://localhost:4317.
+func WithEndpoint(endpoint string) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.endpoint.put(endpoint) })
+}
+
+// WithInsecure turns TLS off, whatever the endpoint's scheme, overriding
+// OTEL_EXPORTER_OTLP_LOGS_INSECURE and OTEL_EXPORTER_OTLP_INSECURE.
+func WithInsecure() ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.insecure.put(true) })
+}
+
+// WithHeaders sets the gRPC metadata sent with every export, such as
+// {"authorization": "Bearer ..."}, overriding OTEL_EXPORTER_OTLP_LOGS_HEADERS
+// and OTEL_EXPORTER_OTLP_HEADERS. Their values never appear in any message
+// zaplens writes.
+func WithHeaders(headers map[string]string) ProviderOption {
+	h := maps.Clone(headers)
+	return providerOptionFunc(func(c *providerConfig) { c.headers.put(h) })
+}
+
+// WithTLSConfig sets the TLS configuration of the connection, overriding the
+// certificate variables. It does not turn TLS on for an http:// endpoint.
+func WithTLSConfig(cfg *tls.Config) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.tlsConfig.put(cfg) })
+}
+
+// WithCompression sets the export compression, "gzip" or "none", overriding
+// OTEL_EXPORTER_OTLP_LOGS_COMPRESSION and OTEL_EXPORTER_OTLP_COMPRESSION.
+func WithCompression(name string) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.compression.put(name) })
+}
+
+// WithOTLPTimeout bounds one OTLP export, retries included, overriding
+// OTEL_EXPORTER_OTLP_LOGS_TIMEOUT and OTEL_EXPORTER_OTLP_TIMEOUT; the default
+// is [DefaultOTLPTimeout].
+func WithOTLPTimeout(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.otlpTimeout.put(d) })
+}
+
+// WithQueueSize sets how many records may wait for export, overriding
+// OTEL_BLRP_MAX_QUEUE_SIZE; the default is [DefaultQueueSize]. The queue is
+// allocated in full at start, 600 bytes a record.
+func WithQueueSize(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.queueSize.put(n) })
+}
+
+// WithBatchSize sets the most records sent in one export, overriding
+// OTEL_BLRP_MAX_EXPORT_BATCH_SIZE; the default is [DefaultBatchSize]. It
+// must not exceed the queue size.
+func WithBatchSize(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.batchSize.put(n) })
+}
+
+// WithScheduleDelay sets the longest a record waits before its batch is
+// sent when batches do not fill, overriding OTEL_BLRP_SCHEDULE_DELAY; the
+// default is [DefaultScheduleDelay].
+func WithScheduleDelay(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.scheduleDelay.put(d) })
+}
+
+// WithExportTimeout bounds one export by the batch processor, overriding
+// OTEL_BLRP_EXPORT_TIMEOUT; the default is [DefaultExportTimeout].
+func WithExportTimeout(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.exportTimeout.put(d) })
+}
+
+// WithBlockOnFull makes a logging call wait, at most d, for room when the
+// queue is full, instead of dropping the record at once. A record still
+// without room after d is dropped and counted. The default, zero, never
+// waits: with a full queue the program's logging does not slow down.
+func WithBlockOnFull(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.blockOnFull = d })
+}
+
+// WithExporterName chooses the exporter as OTEL_LOGS_EXPORTER does, which it
+// overrides: "otlp" (the default), "console" (records as JSON on stdout) or
+// "none" (a no-op provider).
+func WithExporterName(name string) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.exporterName.put(name) })
+}
+
+// WithExporter sends records to e instead of the OTLP or console exporter,
+// still through the counting, batching queue. The provider shuts e down.
+func WithExporter(e sdklog.Exporter) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.exporter = e })
+}
+
+// WithConsoleWriter sets where the console exporter writes; the default is
+// os.Stdout.
+func WithConsoleWriter(w io.Writer) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.consoleWriter = w })
+}
+
+// WithDisabled gives a no-op provider when disabled is true, as
+// OTEL_SDK_DISABLED=true does; WithDisabled(false) overrides that variable.
+func WithDisabled(disabled bool) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.disabled.put(disabled) })
+}
+
+// WithServiceName sets the service.name resource attribute, overriding
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+func WithServiceName(name string) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.serviceName = name })
+}
+
+// WithResourceAttributes adds attributes to the resource, overriding those
+// of the same key from the environment and from detection.
+func WithResourceAttributes(attrs ...attribute.KeyValue) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.resourceAttrs = append(c.resourceAttrs, attrs...) })
+}
+
+// WithAttributeCountLimit sets the most attributes a record keeps, overriding
+// OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT; the SDK's default is 128.
+func WithAttributeCountLimit(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.attrCount.put(n) })
+}
+
+// WithAttributeValueLengthLimit sets the longest string attribute value a
+// record keeps, overriding OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT; the
+// SDK's default is no limit.
+func WithAttributeValueLengthLimit(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.attrValueLen.put(n) })
+}
+
+// WithLossReport calls report, from its own goroutine, once per interval in
+// which records were dropped or failed, and once at Shutdown if any were
+// lost over the provider's life. It replaces the default line on stderr. To
+// send the report through a zap logger, use one that is not bridged, or the
+// report's own record may be lost the same way. An interval of zero or less
+// keeps [DefaultReportInterval].
+func WithLossReport(interval time.Duration, report func(Loss)) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) {
+		if interval > 0 {
+			c.reportInterval = interval
+		}
+		c.report = report
+	})
+}
+
+// WithLossWriter writes the loss report lines to w instead of os.Stderr;
+// nil turns the report off (the counts stay readable through Stats).
+func WithLossWriter(w io.Writer) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) {
+		c.reportWriter = w
+		if w == nil {
+			c.report = func(Loss) {}
+		}
+	})
+}

@@ -1,0 +1,131 @@
+package zaplens
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Loss is one report of records lost: those dropped or failed in the last
+// interval, the totals so far, and the latest export error.
+type Loss struct {
+	Interval time.Duration // the span the deltas cover
+	Dropped  uint64        // dropped in the interval
+	Failed   uint64        // failed in the interval
+	Totals   Stats         // counts since the provider started
+	Err      error         // the latest export error, if any; never holds header values
+	Final    bool          // the report made at Shutdown, with lifetime totals
+}
+
+// String is the report's one line, as written to stderr by default.
+func (l Loss) String() string {
+	what := fmt.Sprintf("zaplens: %d log records lost in the last %s (%d dropped, queue full; %d failed export)",
+		l.Dropped+l.Failed, l.Interval.Round(time.Millisecond), l.Dropped, l.Failed)
+	if l.Final {
+		what = fmt.Sprintf("zaplens: at shutdown, %d log records were not delivered", l.Totals.Lost()+l.Totals.Queued)
+	}
+	line := what + "; totals: " + l.Totals.String()
+	if l.Err != nil {
+		line += "; last export error: " + l.Err.Error()
+	}
+	return line
+}
+
+// reporter tells losses once per interval, from its own goroutine and
+// straight to a writer or callback: it must not go through the pipeline
+// whose losses it reports, and must never speak once per record.
+type reporter struct {
+	gate     *gate
+	interval time.Duration
+	report   func(Loss)
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	last     Stats // touched by the reporter goroutine, then by close
+	lastAt   time.Time
+}
+
+func newReporter(g *gate, c *providerConfig) *reporter {
+	r := &reporter{
+		gate:     g,
+		interval: c.reportInterval,
+		report:   c.report,
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		lastAt:   time.Now(),
+	}
+	if r.interval <= 0 {
+		r.interval = DefaultReportInterval
+	}
+	if r.report == nil {
+		r.report = writeLoss(c.reportWriter)
+	}
+	go r.run()
+	return r
+}
+
+func writeLoss(w io.Writer) func(Loss) {
+	if w == nil {
+		w = os.Stderr
+	}
+	return func(l Loss) { fmt.Fprintln(w, l.String()) }
+}
+
+func (r *reporter) run() {
+	defer close(r.done)
+	t := time.NewTicker(r.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.tick()
+		}
+	}
+}
+
+// tick reports what was lost since the last tick, if anything.
+func (r *reporter) tick() {
+	now := r.gate.counts.snapshot()
+	l := Loss{
+		Interval: time.Since(r.lastAt),
+		Dropped:  now.Dropped - r.last.Dropped,
+		Failed:   now.Failed - r.last.Failed,
+		Totals:   now,
+		Err:      r.gate.lastError(),
+	}
+	r.last, r.lastAt = now, time.Now()
+	if l.Dropped+l.Failed > 0 {
+		r.safeReport(l)
+	}
+}
+
+// close stops the ticks and makes the final report if anything was not
+// delivered over the provider's life.
+func (r *reporter) close() {
+	r.once.Do(func() {
+		close(r.stop)
+		<-r.done
+		now := r.gate.counts.snapshot()
+		if now.Lost()+now.Queued > 0 {
+			r.safeReport(Loss{
+				Interval: time.Since(r.lastAt),
+				Dropped:  now.Dropped - r.last.Dropped,
+				Failed:   now.Failed - r.last.Failed,
+				Totals:   now,
+				Err:      r.gate.lastError(),
+				Final:    true,
+			})
+		}
+	})
+}
+
+// safeReport keeps a panicking user callback from killing the program: the
+// report is a courtesy, never a reason to crash.
+func (r *reporter) safeReport(l Loss) {
+	defer func() { _ = recover() }()
+	r.report(l)
+}
