@@ -24,7 +24,8 @@ type LoggerProvider struct {
 	sdk      *sdklog.LoggerProvider // nil for a no-op provider
 	gate     *gate
 	reporter *reporter
-	counts   counters // only read through a no-op provider's Stats
+	counts   counters
+	flushes  flushes
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -101,6 +102,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	}
 	p.sdk = sdklog.NewLoggerProvider(popts...)
 	p.inner = p.sdk
+	p.flushes.run = func() error { return p.sdk.ForceFlush(context.Background()) }
 	p.reporter = newReporter(p.gate, c)
 	return p, nil
 }
@@ -118,13 +120,15 @@ func (p *LoggerProvider) Stats() Stats {
 
 // ForceFlush exports every queued record and waits, at most until ctx is
 // done, for the exports to finish. It returns an error when ctx ran out or
-// records of this flush failed to export.
+// records failed to export meanwhile. A flush cut short by ctx goes on in
+// the background, bounded by the exporter's timeout, so that no record is
+// left uncounted.
 func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	if p.sdk == nil {
 		return nil
 	}
 	before := p.counts.snapshot()
-	err := p.sdk.ForceFlush(ctx)
+	err := p.flushes.wait(ctx)
 	after := p.counts.snapshot()
 	if failed := after.Failed - before.Failed; failed > 0 {
 		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, p.gate.lastError()))

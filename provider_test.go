@@ -313,3 +313,31 @@ func TestConcurrentEmitCountsAddUp(t *testing.T) {
 }
 
 var logEnabledInfo = log.EnabledParameters{Severity: log.SeverityInfo}
+
+// A flush cut short by its deadline must not leave records uncounted nor
+// shrink the queue: they are exported or failed later, in the background.
+func TestForceFlushDeadlineLosesNoCount(t *testing.T) {
+	cleanEnv(t)
+	exp := &memExporter{block: make(chan struct{})}
+	p := newTestProvider(t, WithExporter(exp), WithQueueSize(100), WithBatchSize(10), WithScheduleDelay(time.Hour))
+	emit(p, 25) // three chunks: with the SDK's deadline, two would be forgotten
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		if err := p.ForceFlush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("ForceFlush with a blocked exporter: %v", err)
+		}
+		cancel()
+	}
+	close(exp.block)
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	emit(p, 100) // the whole queue is free again
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s != (Stats{Emitted: 125, Exported: 125}) {
+		t.Errorf("stats %v", s)
+	}
+	_ = p.Shutdown(context.Background())
+}
