@@ -1,0 +1,73 @@
+package zaplens_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// A program sets the pipeline up in one call and bridges its logger to it.
+// Here the records go to the console exporter, as with
+// OTEL_LOGS_EXPORTER=console, written to io.Discard so that the example
+// runs without a collector; without options, they would go over OTLP/gRPC to
+// the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT.
+func ExampleNewLoggerProvider() {
+	ctx := context.Background()
+	provider, err := zaplens.NewLoggerProvider(ctx,
+		zaplens.WithExporterName("console"),
+		zaplens.WithConsoleWriter(io.Discard),
+		zaplens.WithServiceName("trainer"),
+	)
+	if err != nil {
+		fmt.Println(err) // provider is a no-op: logging goes on, unbridged
+	}
+	defer provider.Shutdown(ctx)
+
+	logger := zap.New(zaplens.NewTee(zapcore.NewNopCore(), zaplens.WithLoggerProvider(provider)))
+	logger.Info("step done", zap.Int("step", 1), zap.Float64("loss", 0.41))
+	logger.Warn("loss spiked", zap.Int("step", 2), zap.Float64("loss", 9.5))
+	_ = logger.Sync() // flushes the provider
+
+	fmt.Println(provider.Stats())
+	// Output: emitted 2, exported 2, dropped 0, failed 0, queued 0
+}
+
+// Bad configuration never panics and never gives a nil provider: the error
+// names the setting, and the provider is a no-op.
+func ExampleNewLoggerProvider_badConfig() {
+	ctx := context.Background()
+	provider, err := zaplens.NewLoggerProvider(ctx, zaplens.WithEndpoint("grpc://collector:4317"))
+	fmt.Println(err)
+	defer provider.Shutdown(ctx)
+	fmt.Println(provider.Logger("x").Enabled(ctx, log.EnabledParameters{}))
+	// Output:
+	// zaplens: logger provider: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
+	// false
+}
+
+// A training job bridges Info and above from rank 0 and Warn and above from
+// the other ranks; the rank comes from torchrun, Open MPI or Slurm.
+func ExampleWithRankLevel() {
+	bridge := zaplens.NewCore(zaplens.WithRankLevel([]int{0}, zapcore.InfoLevel, zapcore.WarnLevel))
+	fmt.Println(bridge.Enabled(zapcore.InfoLevel)) // true on rank 0, false elsewhere
+}
+
+// The loss report can go to the program's own, unbridged logger instead of
+// stderr.
+func ExampleWithLossReport() {
+	base := zap.NewNop() // the program's logger before bridging
+	provider, _ := zaplens.NewLoggerProvider(context.Background(),
+		zaplens.WithExporterName("none"),
+		zaplens.WithLossReport(30*time.Second, func(l zaplens.Loss) {
+			base.Warn("log records lost", zap.Uint64("dropped", l.Dropped), zap.Uint64("failed", l.Failed),
+				zap.Stringer("totals", l.Totals), zap.Error(l.Err))
+		}),
+	)
+	defer provider.Shutdown(context.Background())
+}
