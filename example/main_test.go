@@ -118,3 +118,51 @@ func TestExample(t *testing.T) {
 		t.Logf("output:\n%s", text)
 	}
 }
+
+// TestExampleWithCollector: with OTEL_EXPORTER_OTLP_ENDPOINT set, the
+// example ships logs and spans there (here, a second backend standing in
+// for a collector) and starts no backend of its own.
+func TestExampleWithCollector(t *testing.T) {
+	collector, err := startBackend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer collector.Stop()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+collector.Addr())
+	t.Setenv("OTEL_SERVICE_NAME", "example-under-test")
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_LOGS_EXPORTER", "")
+
+	var out bytes.Buffer
+	if err := run(context.Background(), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if strings.Contains(out.String(), "embedded OTLP backend") {
+		t.Errorf("started its embedded backend although the endpoint was set")
+	}
+	if !strings.Contains(out.String(), "sent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: emitted") {
+		t.Errorf("no summary line:\n%s", out.String())
+	}
+	logs, spans := collector.counts()
+	// Info and above: 2 untraced + per step batch ready and step done, a
+	// checkpoint line every other step, one warning and one error.
+	if want := 2 + 2*steps + steps/2 + 2; logs != want {
+		t.Errorf("the collector received %d log records, want %d", logs, want)
+	}
+	if want := steps * 3; spans < want {
+		t.Errorf("the collector received %d spans, want at least %d", spans, want)
+	}
+	collector.mu.Lock()
+	for _, l := range collector.logs {
+		if l.resource != "example-under-test" {
+			t.Errorf("log record with service.name %q, want OTEL_SERVICE_NAME's", l.resource)
+			break
+		}
+	}
+	collector.mu.Unlock()
+	var report bytes.Buffer
+	collector.Report(&report)
+	if !strings.Contains(report.String(), "span train_step") || !strings.Contains(report.String(), "gradient norm clipped") {
+		t.Errorf("the collector's view:\n%s", report.String())
+	}
+}
