@@ -67,9 +67,11 @@ func run(ctx context.Context, stdout io.Writer) error {
 	}
 
 	// Logs: zaplens's OTLP/gRPC logger provider.
+	// On bad configuration it says so and returns a working no-op
+	// provider: the program goes on logging to stdout.
 	lp, err := zaplens.NewLoggerProvider(ctx, popts...)
 	if err != nil {
-		return err
+		fmt.Fprintln(os.Stderr, "example:", err)
 	}
 	// Spans: the OTel SDK, exported over OTLP/gRPC to the same place.
 	texp, err := otlptracegrpc.New(ctx, topts...)
@@ -100,7 +102,14 @@ func run(ctx context.Context, stdout io.Writer) error {
 	_ = logger.Sync()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err = errors.Join(tp.Shutdown(sctx), lp.Shutdown(sctx))
+	if terr := tp.Shutdown(sctx); terr != nil {
+		err = fmt.Errorf("spans: %w", terr)
+	} else {
+		err = nil
+	}
+	if lerr := lp.Shutdown(sctx); lerr != nil {
+		err = errors.Join(err, fmt.Errorf("logs: %w", lerr))
+	}
 
 	if be == nil {
 		fmt.Fprintf(stdout, "\nsent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: %s\n", lp.Stats())
