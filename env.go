@@ -82,10 +82,12 @@ func envBool(keys ...string) (bool, error) {
 
 func (c *providerConfig) resolveOTLP() error {
 	var errs []error
+	c.endpointFrom = "WithEndpoint"
 	if !c.endpoint.set {
-		v, _ := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+		c.endpointFrom = k
 		if v == "" {
-			v = DefaultEndpoint
+			v, c.endpointFrom = DefaultEndpoint, "the default endpoint"
 		}
 		c.endpoint.put(v)
 	}

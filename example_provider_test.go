@@ -47,7 +47,7 @@ func ExampleNewLoggerProvider_badConfig() {
 	defer provider.Shutdown(ctx)
 	fmt.Println(provider.Logger("x").Enabled(ctx, log.EnabledParameters{}))
 	// Output:
-	// zaplens: logger provider: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
+	// zaplens: logger provider: WithEndpoint: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
 	// false
 }
 

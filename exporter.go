@@ -3,11 +3,15 @@ package zaplens
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"os"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -33,7 +37,7 @@ func newExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error
 func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
 	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", c.endpointFrom, err)
 	}
 	creds, scheme := insecure.NewCredentials(), "http://"
 	if t.tls {
@@ -51,8 +55,25 @@ func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, e
 		otlploggrpc.WithHeaders(c.headers.value),
 		otlploggrpc.WithCompressor(compression),
 		otlploggrpc.WithTimeout(c.otlpTimeout.value),
+		otlploggrpc.WithRetry(retry),
+		otlploggrpc.WithDialOption(
+			grpc.WithDefaultCallOptions(grpc.WaitForReady(true)),
+			grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnect, MinConnectTimeout: 5 * time.Second}),
+		),
 	)
 }
+
+// A collector that is down, or restarting, must only delay delivery. By
+// default an export fails at once while gRPC has no connection, and the
+// exporter's next try comes 5 s later, when gRPC may be waiting out its own
+// reconnection backoff (up to 2 min): a batch in flight when the collector
+// went away was lost even if it came back within a second. Instead an
+// export waits for the connection, within its timeout; reconnection is
+// tried at least every 5 s; and retries come sooner.
+var (
+	reconnect = backoff.Config{BaseDelay: 500 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second}
+	retry     = otlploggrpc.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 5 * time.Second, MaxElapsedTime: time.Minute}
+)
 
 // tlsConfig copies the user's configuration, as gRPC may set fields of the
 // one it is given, and requires TLS 1.2 at least.

@@ -54,6 +54,7 @@ type providerConfig struct {
 	exporterName  setting[string] // otlp, console or none
 	disabled      setting[bool]
 	endpoint      setting[string]
+	endpointFrom  string // the variable or option that set it, for messages
 	insecure      setting[bool]
 	headers       setting[map[string]string]
 	tlsConfig     setting[*tls.Config]

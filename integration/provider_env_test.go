@@ -1,0 +1,280 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"go.uber.org/zap"
+)
+
+// Each variable NewLoggerProvider reads, set the way a user sets it, against
+// the Collector's receiver: the provider is built from the environment
+// alone (no options but the loss writer) and what arrives is checked.
+
+// provVars is every variable the provider reads; provCleanEnv empties them
+// so that the machine's environment cannot change a test.
+var provVars = []string{
+	"OTEL_SDK_DISABLED", "OTEL_LOGS_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
+	"OTEL_BLRP_MAX_QUEUE_SIZE", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "OTEL_BLRP_SCHEDULE_DELAY", "OTEL_BLRP_EXPORT_TIMEOUT",
+	"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+	"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+}
+
+func provCleanEnv(t *testing.T) {
+	t.Helper()
+	for _, k := range provVars {
+		t.Setenv(k, "")
+	}
+	for _, s := range []string{"ENDPOINT", "INSECURE", "HEADERS", "CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY", "COMPRESSION", "TIMEOUT", "PROTOCOL"} {
+		t.Setenv("OTEL_EXPORTER_OTLP_"+s, "")
+		t.Setenv("OTEL_EXPORTER_OTLP_LOGS_"+s, "")
+	}
+}
+
+// provFromEnv builds a provider from the environment, shut down at the end
+// of the test; loss reports go to the returned buffer.
+func provFromEnv(t *testing.T, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+	t.Helper()
+	losses := &e2eBuffer{}
+	p, err := zaplens.NewLoggerProvider(context.Background(), append([]zaplens.ProviderOption{zaplens.WithLossWriter(losses)}, opts...)...)
+	if err != nil {
+		t.Fatalf("NewLoggerProvider: %v", err)
+	}
+	t.Cleanup(func() { _, _ = e2eShutdown(t, p, 5*time.Second) })
+	return p, losses
+}
+
+// provLog logs n lines of four fields through the bridge.
+func provLog(p *zaplens.LoggerProvider, n int) {
+	l := e2eLogger(p, e2eDiscard{})
+	for i := range n {
+		l.Info("env line", zap.Int("seq", i), zap.Int("step", 1), zap.Float64("loss", 0.5), zap.String("phase", "forward"))
+	}
+}
+
+func TestProviderEnvEndpoint(t *testing.T) {
+	r := StartReceiver(t)
+	down := StartReceiver(t, Stopped())
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+	}{
+		{"OTEL_EXPORTER_OTLP_ENDPOINT http", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL()}},
+		{"LOGS_ENDPOINT wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": down.URL(), "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": r.URL()}},
+		{"scheme-less with INSECURE", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.Endpoint(), "OTEL_EXPORTER_OTLP_INSECURE": "true"}},
+		{"LOGS_INSECURE wins", map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": r.Endpoint(), "OTEL_EXPORTER_OTLP_INSECURE": "false", "OTEL_EXPORTER_OTLP_LOGS_INSECURE": "TRUE"}},
+		{"gzip", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}},
+		{"LOGS_COMPRESSION gzip", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip"}},
+		{"OTEL_LOGS_EXPORTER otlp", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_LOGS_EXPORTER": "otlp"}},
+		{"PROTOCOL grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			provCleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			r.Reset()
+			p, _ := provFromEnv(t)
+			provLog(p, 100)
+			e2eFlush(t, p)
+			if r.Count() != 100 {
+				t.Errorf("received %d of 100; stats %s", r.Count(), p.Stats())
+			}
+		})
+	}
+}
+
+// A scheme-less endpoint is TLS by default, with the CA from the variable.
+func TestProviderEnvCertificate(t *testing.T) {
+	r := StartReceiver(t, WithTLS())
+	for _, key := range []string{"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE"} {
+		t.Run(key, func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
+			t.Setenv(key, r.CAFile())
+			p, _ := provFromEnv(t)
+			provLog(p, 10)
+			e2eFlush(t, p)
+			if r.Count() != 10 {
+				t.Errorf("received %d of 10 over TLS", r.Count())
+			}
+		})
+	}
+}
+
+func TestProviderEnvHeaders(t *testing.T) {
+	r := StartReceiver(t, WithBearerToken("s3cret-token"))
+	for _, key := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"} {
+		t.Run(key, func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+			t.Setenv(key, "x-team=ml,Authorization=Bearer%20s3cret-token")
+			p, _ := provFromEnv(t)
+			provLog(p, 10)
+			e2eFlush(t, p)
+			if r.Count() != 10 || r.AuthFailures() != 0 {
+				t.Errorf("received %d, auth failures %d", r.Count(), r.AuthFailures())
+			}
+		})
+	}
+}
+
+// OTEL_EXPORTER_OTLP_TIMEOUT bounds an export to a collector slower than
+// it: the records fail, counted, instead of waiting.
+func TestProviderEnvTimeout(t *testing.T) {
+	provCleanEnv(t)
+	r := StartReceiver(t, WithExportDelay(3*time.Second))
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "300")
+	p, _ := provFromEnv(t)
+	provLog(p, 10)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := p.ForceFlush(ctx)
+	if d := time.Since(start); d > 2*time.Second || err == nil {
+		t.Errorf("flush took %v with a 300ms export timeout: %v", d, err)
+	}
+	if st := p.Stats(); st.Failed != 10 {
+		t.Errorf("stats %s, want 10 failed", st)
+	}
+}
+
+func TestProviderEnvBatch(t *testing.T) {
+	t.Run("OTEL_BLRP_MAX_QUEUE_SIZE", func(t *testing.T) {
+		provCleanEnv(t)
+		r := StartReceiver(t, Stopped())
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+		t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "500")
+		p, _ := provFromEnv(t)
+		provLog(p, 2000) // collector down: the queue keeps 500 at most
+		if st := p.Stats(); st.Dropped < 1500 || st.Emitted != 2000 {
+			t.Errorf("stats %s, want 1500 or more dropped", st)
+		}
+	})
+	t.Run("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", func(t *testing.T) {
+		provCleanEnv(t)
+		r := StartReceiver(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+		t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "10")
+		p, _ := provFromEnv(t)
+		provLog(p, 100)
+		e2eFlush(t, p)
+		if r.Count() != 100 || r.Exports() < 10 {
+			t.Errorf("received %d in %d exports, want 100 in 10 or more", r.Count(), r.Exports())
+		}
+	})
+	t.Run("OTEL_BLRP_SCHEDULE_DELAY", func(t *testing.T) {
+		provCleanEnv(t)
+		r := StartReceiver(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "50")
+		p, _ := provFromEnv(t)
+		provLog(p, 5) // far below a batch: only the delay sends them
+		if !r.WaitForCount(t, 5, 700*time.Millisecond) {
+			t.Errorf("received %d of 5 within 700ms with a 50ms delay", r.Count())
+		}
+	})
+	t.Run("OTEL_BLRP_EXPORT_TIMEOUT", func(t *testing.T) {
+		provCleanEnv(t)
+		r := StartReceiver(t, WithExportDelay(3*time.Second))
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+		t.Setenv("OTEL_BLRP_EXPORT_TIMEOUT", "200")
+		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "10")
+		p, _ := provFromEnv(t)
+		provLog(p, 10)
+		ok := waitFor(3*time.Second, func() bool { return p.Stats().Failed == 10 })
+		if !ok {
+			t.Errorf("stats %s, want 10 failed by the 200ms export timeout", p.Stats())
+		}
+	})
+}
+
+func TestProviderEnvOff(t *testing.T) {
+	r := StartReceiver(t)
+	for _, kv := range [][2]string{{"OTEL_SDK_DISABLED", "true"}, {"OTEL_LOGS_EXPORTER", "none"}} {
+		t.Run(kv[0], func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+			t.Setenv(kv[0], kv[1])
+			p, _ := provFromEnv(t)
+			provLog(p, 10)
+			e2eFlush(t, p)
+			if r.Count() != 0 || p.Stats() != (zaplens.Stats{}) {
+				t.Errorf("no-op provider delivered %d, stats %s", r.Count(), p.Stats())
+			}
+		})
+	}
+}
+
+func TestProviderEnvResourceAndLimits(t *testing.T) {
+	provCleanEnv(t)
+	r := StartReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+	t.Setenv("OTEL_SERVICE_NAME", "trainer")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team=ml,deployment.environment.name=test")
+	t.Setenv("SLURM_PROCID", "6")
+	t.Setenv("SLURM_LOCALID", "2")
+	t.Setenv("SLURM_NTASKS", "8")
+	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "4")
+	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "64")
+	p, _ := provFromEnv(t)
+	provLog(p, 1)
+	e2eFlush(t, p)
+	recs := r.Records()
+	if len(recs) != 1 {
+		t.Fatalf("received %d records", len(recs))
+	}
+	res := recs[0].Resource
+	for k, v := range map[string]any{"service.name": "trainer", "team": "ml", "deployment.environment.name": "test",
+		"rank": int64(6), "local_rank": int64(2), "world_size": int64(8)} {
+		if res[k] != v {
+			t.Errorf("resource %s = %v (%T), want %v", k, res[k], res[k], v)
+		}
+	}
+	if res["host.name"] == nil || res["process.pid"] == nil {
+		t.Errorf("no host or process attributes: %v", res)
+	}
+	if got := recs[0].Attrs["phase"]; got != "forw" {
+		t.Errorf("phase = %v, want it cut to 4 characters", got)
+	}
+}
+
+// Bad values fail NewLoggerProvider with a message naming them, and the
+// no-op provider it returns delivers nothing and breaks nothing.
+func TestProviderEnvBad(t *testing.T) {
+	r := StartReceiver(t)
+	for _, kv := range [][2]string{
+		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "grpc://" + r.Endpoint()},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer s3cret"},
+		{"OTEL_BLRP_MAX_QUEUE_SIZE", "-1"},
+		{"OTEL_BLRP_SCHEDULE_DELAY", "soon"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+	} {
+		t.Run(kv[0], func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.URL())
+			t.Setenv(kv[0], kv[1])
+			p, err := zaplens.NewLoggerProvider(context.Background())
+			if err == nil || !strings.Contains(err.Error(), kv[0]) {
+				t.Errorf("error %v, want one naming %s", err, kv[0])
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("the error shows the header: %v", err)
+			}
+			provLog(p, 10)
+			if err := p.Shutdown(context.Background()); err != nil || r.Count() != 0 {
+				t.Errorf("no-op provider: shutdown %v, received %d", err, r.Count())
+			}
+		})
+	}
+}

@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zaplens/zaplens"
+)
+
+// TLS and credentials: TLS is never silently downgraded, a wrong token is
+// counted as failed, and no message shows a token or URL credentials.
+
+func TestProviderTLSNotDowngraded(t *testing.T) {
+	r := StartReceiver(t, WithTLS())
+	for _, tc := range []struct{ name, endpoint, ca string }{
+		{"plaintext to a TLS collector", r.URL() /* https */, ""},
+		{"http:// to a TLS collector", "http://" + r.Endpoint(), r.CAFile()},
+		{"scheme-less, CA not given", r.Endpoint(), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
+			t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", tc.ca)
+			p, _ := provFromEnv(t, zaplens.WithOTLPTimeout(2e9))
+			provLog(p, 10)
+			_ = p.ForceFlush(context.Background())
+			if st := p.Stats(); r.Count() != 0 || st.Failed != 10 {
+				t.Errorf("received %d, stats %s; want 10 failed", r.Count(), st)
+			}
+		})
+	}
+}
+
+func TestProviderWrongTokenFromEnv(t *testing.T) {
+	provCleanEnv(t)
+	r := StartReceiver(t, WithTLS(), WithBearerToken("right-token"))
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
+	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20wr0ng-T0KEN")
+	losses := &e2eBuffer{}
+	p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(losses))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &e2eBuffer{}
+	l := e2eLogger(p, logs)
+	for range 10 {
+		l.Info("rejected")
+	}
+	flushErr := p.ForceFlush(context.Background())
+	_, shutErr := e2eShutdown(t, p, 5e9)
+	st := p.Stats()
+	if st.Failed != 10 || r.Count() != 0 || r.AuthFailures() == 0 {
+		t.Errorf("stats %s, received %d, auth failures %d", st, r.Count(), r.AuthFailures())
+	}
+	if shutErr == nil || !strings.Contains(shutErr.Error(), "10 failed") {
+		t.Errorf("Shutdown error %v", shutErr)
+	}
+	for what, msg := range map[string]string{"flush error": errString(flushErr), "shutdown error": errString(shutErr),
+		"loss report": losses.String(), "user log": logs.String()} {
+		if strings.Contains(msg, "wr0ng") || strings.Contains(msg, "T0KEN") {
+			t.Errorf("the token appears in the %s: %s", what, msg)
+		}
+	}
+}
+
+func TestProviderEndpointCredentialsHidden(t *testing.T) {
+	provCleanEnv(t)
+	r := StartReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://admin:pa55w0rd@"+r.Endpoint())
+	p, err := zaplens.NewLoggerProvider(context.Background())
+	if err == nil || strings.Contains(err.Error(), "pa55w0rd") || strings.Contains(err.Error(), "admin") {
+		t.Errorf("error %v: want a refusal that hides the credentials", err)
+	}
+	provLog(p, 1)
+	if err := p.Shutdown(context.Background()); err != nil || r.Count() != 0 {
+		t.Errorf("no-op provider: %v, received %d", err, r.Count())
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
