@@ -9,15 +9,15 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-COUNT=${COUNT:-6}            # benchstat wants 6 runs for a 95% interval
-BENCHTIME=${BENCHTIME:-1s}   # per run of each case 1-7 benchmark
+COUNT=${COUNT:-8}            # rounds; benchstat wants 6 or more for a 95% interval
+BENCHTIME=${BENCHTIME:-500ms} # per run of each case 1-7 and lever benchmark
 BUSY_COUNT=${BUSY_COUNT:-6}  # runs of each case 8 scenario (~6 s each with compute)
 BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da
 benchstat() { go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION}" "$@"; }
 
 out=results
 mkdir -p "$out"
-go test -c -o "$out/bench.test" ${TAGS:+-tags "$TAGS"} .
+go test -c -o "$out/bench.test" .
 bench() { (cd "$out" && ./bench.test -test.run='^$' "$@"); }
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(go version)" | tee "$out/machine.txt"

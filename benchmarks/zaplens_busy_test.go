@@ -1,5 +1,3 @@
-//go:build zaplenspipeline
-
 package benchmarks
 
 import (

@@ -171,7 +171,7 @@ func writeLines(w io.Writer, t *table) {
 		fmt.Fprintf(w, " %s | %s | %s |\n", t.ratio(row, "zaplens", "official"), t.ratio(row, "zaplens", "zap"), t.own(row))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Each cell: median time per line (± benchstat's 95% interval) · bytes allocated per line · allocations per line. Ratios: time · bytes · allocations. zaplens's own share: (zaplens − zap − sdk-floor) / zaplens, in time.")
+	fmt.Fprintln(w, "Each cell: median wall time per line · the process's CPU time per line (each ± benchstat's 95% interval) · bytes allocated per line · allocations per line. Ratios: wall · CPU · bytes · allocations. zaplens's own share: (zaplens − zap − sdk-floor) / zaplens, in CPU time.")
 }
 
 // triple formats one contender's ns/op, B/op and allocs/op.
@@ -181,16 +181,24 @@ func (t *table) triple(row, col string) string {
 		return "—"
 	}
 	b, a := t.get("B/op", row, col), t.get("allocs/op", row, col)
-	s := fmtNs(ns.v * 1e9)
-	if ns.ci != "" && ns.ci != "∞" {
-		s += " ±" + ns.ci
+	s := withCI(ns)
+	if cpu := t.get("cpu-sec/op", row, col); cpu.ok {
+		s += " · " + withCI(cpu)
 	}
 	return fmt.Sprintf("%s · %s B · %s", s, fmtNum(b.v, b.ok), fmtNum(a.v, a.ok))
 }
 
+func withCI(c cell) string {
+	s := fmtNs(c.v * 1e9)
+	if c.ci != "" && c.ci != "∞" {
+		s += " ±" + c.ci
+	}
+	return s
+}
+
 func (t *table) ratio(row, num, den string) string {
 	var parts []string
-	for _, unit := range []string{"sec/op", "B/op", "allocs/op"} {
+	for _, unit := range []string{"sec/op", "cpu-sec/op", "B/op", "allocs/op"} {
 		n, d := t.get(unit, row, num), t.get(unit, row, den)
 		switch {
 		case !n.ok || !d.ok:
@@ -209,10 +217,11 @@ func (t *table) ratio(row, num, den string) string {
 	return strings.Join(parts, " · ")
 }
 
-// own is the time zaplens adds beyond zap alone and the SDK floor, as a
-// share of zaplens's time.
+// own is the CPU time zaplens adds beyond zap alone and the SDK floor, as a
+// share of zaplens's CPU time.
 func (t *table) own(row string) string {
-	z, base, floor := t.get("sec/op", row, "zaplens"), t.get("sec/op", row, "zap"), t.get("sec/op", row, "sdk-floor")
+	const unit = "cpu-sec/op"
+	z, base, floor := t.get(unit, row, "zaplens"), t.get(unit, row, "zap"), t.get(unit, row, "sdk-floor")
 	if !z.ok || !base.ok || !floor.ok || z.v == 0 {
 		return "—"
 	}
