@@ -32,13 +32,23 @@ func lookupEnv(keys ...string) (value, key string) {
 
 // resolveEnv fills every setting no option set from the environment, then
 // the defaults, and validates the result.
+// A provider that is off reads nothing more, and one that does not export
+// over OTLP ignores the OTLP variables: a leftover bad value in a setting
+// that is not used must not turn the provider off.
 func (c *providerConfig) resolveEnv() error {
-	return errors.Join(
-		c.resolveSwitches(),
-		c.resolveOTLP(),
-		c.resolveBatch(),
-		c.resolveLimits(),
-	)
+	if err := c.resolveSwitches(); err != nil || c.off() {
+		return err
+	}
+	var otlp error
+	if c.exporter == nil && c.exporterName.value == "otlp" {
+		otlp = c.resolveOTLP()
+	}
+	return errors.Join(otlp, c.resolveBatch(), c.resolveLimits())
+}
+
+// off tells whether the provider is a no-op by configuration.
+func (c *providerConfig) off() bool {
+	return c.disabled.value || (c.exporterName.value == "none" && c.exporter == nil)
 }
 
 func (c *providerConfig) resolveSwitches() error {
@@ -58,9 +68,6 @@ func (c *providerConfig) resolveSwitches() error {
 	case "console", "none":
 	default:
 		errs = append(errs, fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value))
-	}
-	if v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); v != "" && v != "grpc" && c.exporterName.value == "otlp" {
-		errs = append(errs, fmt.Errorf("%s=%q: zaplens exports over grpc only", k, v))
 	}
 	return errors.Join(errs...)
 }
@@ -82,6 +89,9 @@ func envBool(keys ...string) (bool, error) {
 
 func (c *providerConfig) resolveOTLP() error {
 	var errs []error
+	if v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); v != "" && v != "grpc" {
+		errs = append(errs, fmt.Errorf("%s=%q: zaplens exports over grpc only", k, v))
+	}
 	c.endpointFrom = "WithEndpoint"
 	if !c.endpoint.set {
 		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")

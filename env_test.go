@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"io"
 
 	"go.opentelemetry.io/otel/attribute"
 	"os"
@@ -231,5 +232,32 @@ func TestAttributeValueLengthLimit(t *testing.T) {
 	_ = p.Shutdown(context.Background())
 	if r := exp.records[0]; r.AttributesLen() != 2 || r.DroppedAttributes() != 2 {
 		t.Errorf("count limit 2: %d kept, %d dropped", r.AttributesLen(), r.DroppedAttributes())
+	}
+}
+
+// Settings a provider does not use are not read: a leftover bad value in
+// one must not turn it off.
+func TestUnusedSettingsNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		opts []ProviderOption
+	}{
+		{"disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_BLRP_MAX_QUEUE_SIZE": "x", "OTEL_EXPORTER_OTLP_ENDPOINT": "grpc://x"}, nil},
+		{"none", map[string]string{"OTEL_LOGS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_HEADERS": "bad"}, nil},
+		{"console", map[string]string{"OTEL_LOGS_EXPORTER": "console", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, []ProviderOption{WithConsoleWriter(io.Discard)}},
+		{"custom exporter", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent"}, []ProviderOption{WithExporter(&memExporter{})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			p, err := NewLoggerProvider(context.Background(), append(tc.opts, WithLossWriter(nil))...)
+			if err != nil {
+				t.Errorf("error %v", err)
+			}
+			_ = p.Shutdown(context.Background())
+		})
 	}
 }

@@ -61,7 +61,7 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 	if err := c.resolveEnv(); err != nil {
 		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
 	}
-	if c.disabled.value || (c.exporterName.value == "none" && c.exporter == nil) {
+	if c.off() {
 		return noopProvider(), nil
 	}
 	p, err := build(ctx, &c)

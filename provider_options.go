@@ -75,6 +75,7 @@ type providerConfig struct {
 	reportInterval time.Duration
 	report         func(Loss)
 	reportWriter   io.Writer
+	reportOff      bool
 }
 
 // WithEndpoint sets where OTLP/gRPC exports go, overriding
@@ -207,8 +208,9 @@ func WithAttributeValueLengthLimit(n int) ProviderOption {
 
 // WithLossReport calls report, from its own goroutine, once per interval in
 // which records were dropped or failed, and once at Shutdown if any were
-// lost over the provider's life. It replaces the default line on stderr. To
-// send the report through a zap logger, use one that is not bridged, or the
+// not delivered over the provider's life. It replaces the default line on
+// stderr; a nil report keeps the line and sets only the interval. To send
+// the report through a zap logger, use one that is not bridged, or the
 // report's own record may be lost the same way. An interval of zero or less
 // keeps [DefaultReportInterval].
 func WithLossReport(interval time.Duration, report func(Loss)) ProviderOption {
@@ -216,17 +218,14 @@ func WithLossReport(interval time.Duration, report func(Loss)) ProviderOption {
 		if interval > 0 {
 			c.reportInterval = interval
 		}
-		c.report = report
+		if report != nil {
+			c.report = report
+		}
 	})
 }
 
 // WithLossWriter writes the loss report lines to w instead of os.Stderr;
 // nil turns the report off (the counts stay readable through Stats).
 func WithLossWriter(w io.Writer) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) {
-		c.reportWriter = w
-		if w == nil {
-			c.report = func(Loss) {}
-		}
-	})
+	return providerOptionFunc(func(c *providerConfig) { c.reportWriter, c.reportOff = w, w == nil })
 }

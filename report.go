@@ -59,7 +59,11 @@ func newReporter(g *gate, c *providerConfig) *reporter {
 	if r.interval <= 0 {
 		r.interval = DefaultReportInterval
 	}
-	if r.report == nil {
+	switch {
+	case r.report != nil:
+	case c.reportOff:
+		r.report = func(Loss) {}
+	default:
 		r.report = writeLoss(c.reportWriter)
 	}
 	go r.run()
