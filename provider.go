@@ -160,12 +160,13 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 
 // DeliveryError is the error of a Shutdown after which some records were
 // never delivered: dropped, failed, or still queued when its context ran
-// out. Errors.As finds it in Shutdown's error.
+// out. errors.As finds it in Shutdown's error.
 type DeliveryError struct {
 	Stats Stats
 	Err   error // the latest export error, if any
 }
 
+// Error says how many records were not delivered, and why.
 func (e *DeliveryError) Error() string {
 	s := e.Stats
 	msg := fmt.Sprintf("zaplens: %d of %d log records not delivered (%d dropped, %d failed, %d unsent at shutdown)",
@@ -176,4 +177,5 @@ func (e *DeliveryError) Error() string {
 	return msg
 }
 
+// Unwrap returns the latest export error, if any.
 func (e *DeliveryError) Unwrap() error { return e.Err }

@@ -21,13 +21,22 @@ import (
 // (an SDK Record and its ring links), so 9.4 MiB for DefaultQueueSize, plus
 // the queued records' own strings. See docs/collector.md for measurements.
 const (
-	DefaultQueueSize      = 16384
-	DefaultBatchSize      = 1024
-	DefaultScheduleDelay  = time.Second
-	DefaultExportTimeout  = 30 * time.Second
-	DefaultOTLPTimeout    = 10 * time.Second
+	// DefaultQueueSize is how many records may wait for export.
+	DefaultQueueSize = 16384
+	// DefaultBatchSize is the most records sent in one export.
+	DefaultBatchSize = 1024
+	// DefaultScheduleDelay is the longest a record waits for a batch that
+	// does not fill.
+	DefaultScheduleDelay = time.Second
+	// DefaultExportTimeout bounds one export by the batch processor.
+	DefaultExportTimeout = 30 * time.Second
+	// DefaultOTLPTimeout bounds one OTLP export, retries included.
+	DefaultOTLPTimeout = 10 * time.Second
+	// DefaultReportInterval is how often losses are reported, if any.
 	DefaultReportInterval = 10 * time.Second
-	DefaultEndpoint       = "http://localhost:4317"
+	// DefaultEndpoint is the OTel spec's default for OTLP/gRPC: a
+	// collector on this host, without TLS.
+	DefaultEndpoint = "http://localhost:4317"
 )
 
 // A ProviderOption configures [NewLoggerProvider]. Options win over the
