@@ -231,3 +231,22 @@ func TestOTLPShutdownWithCollectorDown(t *testing.T) {
 		t.Errorf("Shutdown error %v", err)
 	}
 }
+
+// A Shutdown without deadline, the usual defer in main, is bounded too.
+func TestOTLPShutdownWithoutDeadline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits DefaultShutdownTimeout")
+	}
+	cleanEnv(t)
+	p := newTestProvider(t, WithEndpoint("http://"+freeAddr(t)), WithBatchSize(10))
+	emit(p, 1000) // 100 batches: unbounded, 100 OTLP timeouts
+	start := time.Now()
+	err := p.Shutdown(context.Background())
+	if d := time.Since(start); d > DefaultShutdownTimeout+2*time.Second {
+		t.Errorf("Shutdown took %v", d)
+	}
+	var de *DeliveryError
+	if !errors.As(err, &de) || de.Stats.Exported != 0 {
+		t.Errorf("Shutdown error %v", err)
+	}
+}

@@ -119,7 +119,8 @@ func (p *LoggerProvider) Stats() Stats {
 }
 
 // ForceFlush exports every queued record and waits, at most until ctx is
-// done, for the exports to finish. It returns an error when ctx ran out or
+// done (or [DefaultShutdownTimeout] if ctx has no deadline), for the
+// exports to finish. It returns an error when ctx ran out or
 // records failed to export meanwhile. A flush cut short by ctx goes on in
 // the background, bounded by the exporter's timeout, so that no record is
 // left uncounted.
@@ -127,6 +128,8 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	if p.sdk == nil {
 		return nil
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	before := p.counts.snapshot()
 	err := p.flushes.wait(ctx)
 	after := p.counts.snapshot()
@@ -137,10 +140,12 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 }
 
 // Shutdown flushes the queue, stops the exporter and makes the final loss
-// report. It returns by the time ctx is done, even with the collector down,
-// and its error then says how many records were not delivered. Its loggers
-// are disabled from then on, so the bridge sends them nothing more. Later
-// calls return the first call's result.
+// report. It returns by the time ctx is done, or after
+// [DefaultShutdownTimeout] if ctx has no deadline, even with the collector
+// down. If any record was not delivered over the provider's life, its error
+// holds a [*DeliveryError] that says how many. Its loggers are disabled
+// from then on, so the bridge sends them nothing more. Later calls return
+// the first call's result.
 func (p *LoggerProvider) Shutdown(ctx context.Context) error {
 	p.shutdownOnce.Do(func() { p.shutdownErr = p.shutdown(ctx) })
 	return p.shutdownErr
@@ -150,12 +155,22 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	if p.sdk == nil {
 		return nil
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	err := p.sdk.Shutdown(ctx)
 	p.reporter.close()
 	if s := p.counts.snapshot(); s.Lost()+s.Queued > 0 {
 		err = errors.Join(&DeliveryError{Stats: s, Err: p.gate.lastError()}, err)
 	}
 	return err
+}
+
+// bounded gives ctx a deadline of DefaultShutdownTimeout if it has none.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultShutdownTimeout)
 }
 
 // DeliveryError is the error of a Shutdown after which some records were

@@ -32,6 +32,10 @@ const (
 	DefaultExportTimeout = 30 * time.Second
 	// DefaultOTLPTimeout bounds one OTLP export, retries included.
 	DefaultOTLPTimeout = 10 * time.Second
+	// DefaultShutdownTimeout bounds Shutdown and ForceFlush when their
+	// context has no deadline: with the collector down, an unbounded
+	// Shutdown would wait out the OTLP timeout once per batch in the queue.
+	DefaultShutdownTimeout = 10 * time.Second
 	// DefaultReportInterval is how often losses are reported, if any.
 	DefaultReportInterval = 10 * time.Second
 	// DefaultEndpoint is the OTel spec's default for OTLP/gRPC: a
