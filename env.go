@@ -32,6 +32,7 @@ func lookupEnv(keys ...string) (value, key string) {
 
 // resolveEnv fills every setting no option set from the environment, then
 // the defaults, and validates the result.
+//
 // A provider that is off reads nothing more, and one that does not export
 // over OTLP ignores the OTLP variables: a leftover bad value in a setting
 // that is not used must not turn the provider off.

@@ -32,8 +32,10 @@ func newExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error
 }
 
 // newOTLPExporter passes every setting to otlploggrpc explicitly, so that
-// it reads no environment variable itself: its parsing would redo ours and,
-// on a bad value, write a message that quotes it.
+// its own reading of the environment is skipped: it would redo ours and, on
+// a bad value, write a message that quotes it. (It still loads the
+// certificate files, already checked here, into a configuration that the
+// credentials given here override.)
 func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
 	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
 	if err != nil {
