@@ -1,8 +1,10 @@
 package zaplens
 
 import (
+	"io"
 	"testing"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
@@ -91,5 +93,27 @@ func BenchmarkRankLevelEnabled(b *testing.B) {
 	var le zapcore.LevelEnabler = RankLevel([]int{0}, zapcore.InfoLevel, Off)
 	for b.Loop() {
 		_ = le.Enabled(zapcore.InfoLevel)
+	}
+}
+
+// On a rank whose policy is Off, a bridged logging call costs no more than
+// a disabled call of zap alone and reaches no provider.
+func TestRankOffPaysNothing(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("RANK", "3")
+	exp := &memExporter{}
+	p := newTestProvider(t, WithExporter(exp))
+	allocs := func(l *zap.Logger) float64 {
+		return testing.AllocsPerRun(100, func() { l.Error("failed", zap.Int("step", 1), zap.String("phase", "train")) })
+	}
+	// zap's own cost of a disabled call: the variadic fields escape.
+	plain := allocs(zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), Off)))
+	bridged := allocs(zap.New(NewCore(WithLoggerProvider(p), WithRankLevel([]int{0}, zapcore.InfoLevel, Off))))
+	if bridged > plain {
+		t.Errorf("%v allocations per call, zap alone %v", bridged, plain)
+	}
+	_ = p.Shutdown(t.Context())
+	if s := p.Stats(); s.Emitted != 0 {
+		t.Errorf("stats %v", s)
 	}
 }
