@@ -261,3 +261,43 @@ func TestUnusedSettingsNotRead(t *testing.T) {
 		})
 	}
 }
+
+// No input makes the parsers panic, and no error quotes a header value or
+// the user info of an endpoint.
+func FuzzParseHeaders(f *testing.F) {
+	for _, s := range []string{"a=b", "Authorization=Bearer%20tok", "k=%zz", "bad key=v", ",,", "=v", "a=b,c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := parseHeaders("K", s)
+		if err == nil {
+			return
+		}
+		for pair := range strings.SplitSeq(s, ",") {
+			if _, v, ok := strings.Cut(pair, "="); ok && len(v) >= 6 && strings.Contains(err.Error(), v) {
+				t.Errorf("error %q quotes value %q", err, v)
+			}
+		}
+	})
+}
+
+func FuzzParseEndpoint(f *testing.F) {
+	for _, s := range []string{"localhost:4317", "https://u:secret@h:1", "http://[::1]:4317", "h:99999", "grpc://x", "://", "@", "http://user:passw0rd@"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, insecure bool) {
+		_, err := parseEndpoint(s, insecure)
+		if err == nil {
+			return
+		}
+		if at := strings.LastIndex(s, "@"); at >= 0 {
+			user := s[:at]
+			if i := strings.Index(user, "://"); i >= 0 {
+				user = user[i+3:]
+			}
+			if len(user) >= 6 && strings.Contains(err.Error(), user) {
+				t.Errorf("error %q quotes user info %q", err, user)
+			}
+		}
+	})
+}
