@@ -138,8 +138,22 @@ type target struct {
 	tls      bool
 }
 
+// target resolves where and how to dial. The insecure variables apply only
+// to an endpoint without a scheme, as the OTLP spec says; WithInsecure
+// turns TLS off whatever the scheme.
+func (c *providerConfig) target() (target, error) {
+	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", c.endpointFrom, err)
+	}
+	if c.insecure.set && c.insecure.value {
+		t.tls = false
+	}
+	return t, nil
+}
+
 // parseEndpoint accepts a URL with an http or https scheme, or a bare
-// host:port, as people write for gRPC. otlploggrpc would parse "host:4317"
+// host:port, as people write for gRPC; insecure applies to the latter. otlploggrpc would parse "host:4317"
 // as a URL of scheme "host" and dial an empty target; here it means
 // host:4317 over TLS unless insecure. Messages show the endpoint without
 // credentials.
@@ -158,6 +172,7 @@ func parseEndpoint(raw string, insecure bool) (target, error) {
 	useTLS := !insecure
 	switch u.Scheme {
 	case "https":
+		useTLS = true
 	case "http":
 		useTLS = false
 	case "scheme-less":

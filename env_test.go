@@ -23,7 +23,7 @@ func TestParseEndpoint(t *testing.T) {
 		{raw: "localhost:4317", insecure: true, want: target{"localhost:4317", false}},
 		{raw: "collector", want: target{"collector:4317", true}},
 		{raw: "http://collector:5555", want: target{"collector:5555", false}},
-		{raw: "https://collector", insecure: true, want: target{"collector:4317", false}},
+		{raw: "https://collector", insecure: true, want: target{"collector:4317", true}},
 		{raw: "https://collector:4317/", want: target{"collector:4317", true}},
 		{raw: "http://[::1]:4317", want: target{"[::1]:4317", false}},
 		{raw: "grpc://collector:4317", err: `scheme "grpc"`},
@@ -44,6 +44,35 @@ func TestParseEndpoint(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%q: got %+v, %v, want %+v", tc.raw, got, err, tc.want)
+		}
+	}
+}
+
+func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
+	for _, tc := range []struct {
+		endpoint, insecureEnv string
+		option                bool
+		tls                   bool
+	}{
+		{"https://c:4317", "true", false, true},
+		{"c:4317", "true", false, false},
+		{"c:4317", "false", false, true},
+		{"c:4317", "", false, true},
+		{"http://c:4317", "false", false, false},
+		{"https://c:4317", "", true, false}, // WithInsecure wins over the scheme
+	} {
+		cleanEnv(t)
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
+		t.Setenv("OTEL_EXPORTER_OTLP_INSECURE", tc.insecureEnv)
+		var c providerConfig
+		if tc.option {
+			WithInsecure().applyProvider(&c)
+		}
+		if err := c.resolveEnv(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.target(); err != nil || got.tls != tc.tls {
+			t.Errorf("%+v: got %+v, %v", tc, got, err)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package zaplens
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"os"
 	"time"
 
@@ -37,9 +36,9 @@ func newExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error
 // certificate files, already checked here, into a configuration that the
 // credentials given here override.)
 func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
-	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
+	t, err := c.target()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.endpointFrom, err)
+		return nil, err
 	}
 	creds, scheme := insecure.NewCredentials(), "http://"
 	if t.tls {
