@@ -24,7 +24,7 @@ var groups = []struct{ prefix, name string }{
 	{"go.opentelemetry.io/contrib/bridges/otelzap", "official bridge (otelzap)"},
 	{"go.opentelemetry.io/otel/sdk", "OTel SDK (sdk/log: record, batch processor, export goroutine)"},
 	{"go.opentelemetry.io/otel", "OTel API (log, attribute, trace)"},
-	{"go.uber.org/zap", "zap (logger, tee, JSON encoder)"},
+	{"go.uber.org/zap", "zap (logger, checked entry, JSON encoder)"},
 }
 
 const unowned = "runtime with no caller above (GC workers, scheduler)"
