@@ -26,7 +26,9 @@ func init() {
 				ctx:      zaplens.Context,
 				shutdown: p.Shutdown,
 				counted: func() (int64, bool) {
-					return int64(p.Stats().Lost()), true
+					// After Shutdown, Queued is what it had no time to send.
+					st := p.Stats()
+					return int64(st.Lost() + st.Queued), true
 				},
 			}
 		},
