@@ -86,8 +86,9 @@ func (c *Core) With(fields []zapcore.Field) zapcore.Core {
 	if ctx, _ := findContext(fields); ctx != nil {
 		nc.ctx = ctx
 	}
-	e := c.encoder()
+	e := getEncoder()
 	defer putEncoder(e)
+	c.seed(e)
 	e.addFields(fields)
 	nc.with = slices.Clone(e.kvs)
 	nc.frames = slices.Clone(e.frames)
@@ -99,7 +100,7 @@ func (c *Core) With(fields []zapcore.Field) zapcore.Core {
 // Check adds the core to ce when the entry passes the level and logger-name
 // filters. Nothing is converted here.
 func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if c.b.bridges(ent) {
+	if _, ok := c.b.check(ent); ok {
 		return ce.AddCore(ent, c)
 	}
 	return ce
@@ -110,7 +111,9 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 // through zap's error output.
 func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	ctx, _ := findContext(fields)
-	c.write(ctx, ent, fields)
+	e := getEncoder()
+	defer putEncoder(e)
+	c.write(e, c.b.scope(ent.LoggerName).logger, ctx, ent, fields)
 	return nil
 }
 
@@ -122,8 +125,9 @@ func (c *Core) Sync() error { return c.b.flush() }
 // provider's to count.
 func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
 
-// write converts and emits one entry. ctx is the entry's own context, or nil.
-func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+// write converts the entry with e, an empty encoder, and emits it to l. ctx
+// is the entry's own context, or nil.
+func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
 	defer c.b.recoverLoss("Write")
 	if ctx == nil {
 		ctx = c.ctx
@@ -131,8 +135,7 @@ func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Fi
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	e := c.encoder()
-	defer putEncoder(e)
+	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
 
@@ -143,7 +146,7 @@ func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Fi
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
 	rec.AddAttributes(e.result()...)
-	c.b.emit(ctx, c.b.scope(ent.LoggerName).logger, rec)
+	c.b.emit(ctx, l, rec)
 
 	if ent.Level >= zapcore.DPanicLevel {
 		// zap panics or exits right after the cores' Write: the last line
@@ -152,14 +155,12 @@ func (c *Core) write(ctx context.Context, ent zapcore.Entry, fields []zapcore.Fi
 	}
 }
 
-// encoder returns a pooled encoder that starts where With left off.
-func (c *Core) encoder() *attrEncoder {
-	e := getEncoder()
+// seed makes an empty encoder start where With left off.
+func (c *Core) seed(e *attrEncoder) {
 	e.kvs = append(e.kvs, c.with...)
 	e.frames = append(e.frames, c.frames...)
 	e.top = append(e.top, c.top...)
 	e.hasErr, e.err = len(c.top) > 0 || c.err != nil, c.err
-	return e
 }
 
 // addEntry adds what the entry itself carries: its caller and its stack.
@@ -181,9 +182,14 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 	}
 }
 
-// bridges decides Check: level first, as cheap as zap's own, then the name.
-func (b *bridge) bridges(ent zapcore.Entry) bool {
-	return b.cfg.level.Enabled(ent.Level) && b.scope(ent.LoggerName).bridged
+// check decides Check: level first, as cheap as zap's own, then the name.
+// It returns the logger to emit to.
+func (b *bridge) check(ent zapcore.Entry) (log.Logger, bool) {
+	if !b.cfg.level.Enabled(ent.Level) {
+		return nil, false
+	}
+	s := b.scope(ent.LoggerName)
+	return s.logger, s.bridged
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.

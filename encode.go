@@ -49,20 +49,36 @@ type attrEncoder struct {
 const maxPooledAttrs = 256
 
 var encoderPool = sync.Pool{New: func() any {
-	return &attrEncoder{kvs: make([]attribute.KeyValue, 0, 16)}
+	e := newAttrEncoder()
+	return &e
 }}
+
+// newAttrEncoder sizes the buffer for a typical entry: its fields, the
+// caller, an exception and a stack.
+func newAttrEncoder() attrEncoder {
+	return attrEncoder{kvs: make([]attribute.KeyValue, 0, 16)}
+}
 
 func getEncoder() *attrEncoder { return encoderPool.Get().(*attrEncoder) }
 
 func putEncoder(e *attrEncoder) {
+	if e.reset() {
+		encoderPool.Put(e)
+	}
+}
+
+// reset empties e for reuse, and reports whether it is worth reusing: one
+// huge entry must not pin a huge buffer.
+func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		return
+		*e = attrEncoder{}
+		return false
 	}
 	clear(e.kvs)
 	clear(e.top)
 	e.kvs, e.frames, e.top = e.kvs[:0], e.frames[:0], e.top[:0]
 	e.hasErr, e.err = false, nil
-	encoderPool.Put(e)
+	return true
 }
 
 // addFields adds every field but the ones that carry a context.
@@ -74,20 +90,10 @@ func (e *attrEncoder) addFields(fields []zapcore.Field) {
 	}
 }
 
-// addField adds one field. A panic in user code (a marshaler, a reflected
-// value) undoes what the field had added and becomes "<key>Error", as zap
-// does for a Stringer.
+// addField adds one field. The common types go straight in; the others run
+// through zap's Field.AddTo, which may call user code.
 func (e *attrEncoder) addField(f zapcore.Field) {
-	nkv, nframes := len(e.kvs), len(e.frames)
-	defer func() {
-		if r := recover(); r != nil {
-			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
-			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
-		}
-	}()
 	switch f.Type {
-	case zapcore.ErrorType:
-		e.addError(f.Key, f.Interface)
 	case zapcore.StringType:
 		e.addString(f.Key, f.String)
 	case zapcore.Int64Type, zapcore.Int32Type, zapcore.Int16Type, zapcore.Int8Type:
@@ -97,8 +103,26 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 	case zapcore.BoolType:
 		e.AddBool(f.Key, f.Integer == 1)
 	default:
-		f.AddTo(e)
+		e.addFieldGuarded(f)
 	}
+}
+
+// addFieldGuarded adds a field whose conversion may run user code. A panic
+// there (a marshaler, a reflected value) undoes what the field had added and
+// becomes "<key>Error", as zap does for a Stringer.
+func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
+	nkv, nframes := len(e.kvs), len(e.frames)
+	defer func() {
+		if r := recover(); r != nil {
+			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
+			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
+		}
+	}()
+	if f.Type == zapcore.ErrorType {
+		e.addError(f.Key, f.Interface)
+		return
+	}
+	f.AddTo(e)
 }
 
 // result closes every open namespace and returns the attributes, the
@@ -211,7 +235,21 @@ func errorType(err error) string {
 			return s
 		}
 	}
-	t, stars := reflect.TypeOf(err), ""
+	t := reflect.TypeOf(err)
+	if name, ok := errorTypeNames.Load(t); ok {
+		return name.(string)
+	}
+	name := typeName(t)
+	errorTypeNames.Store(t, name)
+	return name
+}
+
+// errorTypeNames caches typeName: a program has few error types and logs
+// them often.
+var errorTypeNames sync.Map // reflect.Type -> string
+
+func typeName(t reflect.Type) string {
+	stars := ""
 	for t.Kind() == reflect.Pointer && t.Name() == "" {
 		t, stars = t.Elem(), stars+"*"
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -21,7 +22,7 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 	}
 	bridge := NewCore(opts...)
 	cfg := &bridge.b.cfg
-	return &tee{base: base, bridge: bridge, keys: traceKeys{cfg.traceKey, cfg.spanKey}}
+	return &tee{base: base, bridge: bridge, keys: newTraceKeys(cfg.traceKey, cfg.spanKey)}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -63,12 +64,15 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 // so that it can take the context out and put the ids in.
 func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	base := t.base.Check(ent, nil)
-	bridged := t.bridge.b.bridges(ent)
+	logger, bridged := t.bridge.b.check(ent)
 	if base == nil && !bridged {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base, w.bridged = t, base, bridged
+	w.tee, w.base = t, base
+	if bridged {
+		w.logger = logger
+	}
 	return ce.AddCore(ent, w)
 }
 
@@ -77,7 +81,9 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	ctx, n := findContext(fields)
 	var buf []zapcore.Field
 	err := t.base.Write(ent, t.baseFields(ctx, n, fields, &buf))
-	t.bridge.write(ctx, ent, fields)
+	e := getEncoder()
+	defer putEncoder(e)
+	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName).logger, ctx, ent, fields)
 	return err
 }
 
@@ -121,15 +127,17 @@ func withoutContexts(fields []zapcore.Field) []zapcore.Field {
 }
 
 // teeWrite is what a tee adds to a CheckedEntry: one entry's decisions, so
-// that Write does not make them again. It is pooled; zap calls Write once.
+// that Write does not make them again, and its scratch space. It is pooled;
+// zap calls Write once.
 type teeWrite struct {
-	tee     *tee
-	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
-	bridged bool
-	fields  []zapcore.Field // scratch for base's fields
+	tee    *tee
+	base   *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
+	logger log.Logger            // where the bridge emits, nil if it skips the entry
+	fields []zapcore.Field       // scratch for base's fields
+	enc    attrEncoder           // scratch for the bridge's attributes
 }
 
-var writerPool = sync.Pool{New: func() any { return new(teeWrite) }}
+var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncoder()} }}
 
 // baseErrorOutput is where base's write errors go: zap's default error
 // output, since a core cannot see its logger's.
@@ -144,8 +152,8 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		w.base.ErrorOutput = baseErrorOutput
 		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
 	}
-	if w.bridged {
-		t.bridge.write(ctx, ent, fields)
+	if w.logger != nil {
+		t.bridge.write(&w.enc, w.logger, ctx, ent, fields)
 	}
 	w.release()
 	return nil
@@ -158,7 +166,10 @@ func (w *teeWrite) release() {
 	if cap(w.fields) > maxPooledFields {
 		w.fields = nil
 	}
-	w.tee, w.base, w.bridged, w.fields = nil, nil, false, w.fields[:0]
+	if !w.enc.reset() {
+		return
+	}
+	w.tee, w.base, w.logger, w.fields = nil, nil, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

@@ -1,0 +1,45 @@
+package zaplens
+
+import (
+	"errors"
+	"io"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// These measure the bridge alone: the provider's loggers discard what they
+// get, so nothing of the OTel SDK is in the figures. benchmarks/ compares
+// the whole cost with the official bridge on the real SDK.
+
+func jsonDiscard() zapcore.Core {
+	return zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
+}
+
+func BenchmarkBridgeOnly(b *testing.B) {
+	ctx, _ := spanContext(b)
+	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
+		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
+	err := errors.New("boom")
+	for _, bc := range []struct {
+		name   string
+		logger *zap.Logger
+		log    func(*zap.Logger)
+	}{
+		{"zap-alone", zap.New(jsonDiscard()), func(l *zap.Logger) { l.Info("step done", fields...) }},
+		{"tee", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(discardProvider{}))), func(l *zap.Logger) { l.Info("step done", fields...) }},
+		{"core", zap.New(NewCore(WithLoggerProvider(discardProvider{}))), func(l *zap.Logger) { l.Info("step done", fields...) }},
+		{"core-with", zap.New(NewCore(WithLoggerProvider(discardProvider{}))).Named("megatron").With(fields[1:]...),
+			func(l *zap.Logger) { l.Info("step done", fields[0], zap.Int("micro", 3)) }},
+		{"core-below-level", zap.New(NewCore(WithLoggerProvider(discardProvider{}))), func(l *zap.Logger) { l.Debug("step done", fields...) }},
+		{"core-error", zap.New(NewCore(WithLoggerProvider(discardProvider{}))), func(l *zap.Logger) { l.Error("failed", fields[0], zap.Error(err)) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.log(bc.logger)
+			}
+		})
+	}
+}
