@@ -447,3 +447,41 @@ func TestInvalidUTF8(t *testing.T) {
 		t.Errorf("body %q", got)
 	}
 }
+
+// Records leave the bridge with unique keys at every level, so a provider
+// may skip the SDK's own pass: the last value wins, at the first's place.
+func TestRepeatedKeys(t *testing.T) {
+	c := newCapture(t, sdklog.WithAllowKeyDuplication())
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp))).With(zap.Int("step", 1), zap.String("phase", "train"))
+	logger.Info("m", zap.Int("step", 2), zap.Object("obj", dupObject{}), zap.Namespace("ns"), zap.Int("a", 1), zap.Int("a", 2))
+
+	var keys []string
+	r := c.only(t)
+	r.WalkAttributes(func(kv attribute.KeyValue) bool {
+		keys = append(keys, string(kv.Key)+"="+kv.Value.Emit())
+		return true
+	})
+	want := `[step=2 phase=train obj={"k":"second"} ns={"a":2}]`
+	if fmt.Sprint(keys) != want {
+		t.Errorf("attributes %v, want %s", keys, want)
+	}
+}
+
+type dupObject struct{}
+
+func (dupObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("k", "first")
+	enc.AddString("k", "second")
+	return nil
+}
+
+func TestDedupMany(t *testing.T) {
+	var kvs []attribute.KeyValue
+	for i := range 100 {
+		kvs = append(kvs, attribute.Int(fmt.Sprint("k", i%40), i))
+	}
+	got := dedup(kvs)
+	if len(got) != 40 || got[0].Value.AsInt64() != 80 || got[39].Value.AsInt64() != 79 {
+		t.Errorf("dedup of 100 into 40 keys gave %d, first %v, last %v", len(got), got[0], got[len(got)-1])
+	}
+}

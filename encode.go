@@ -129,7 +129,8 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 // exception ones last.
 func (e *attrEncoder) result() []attribute.KeyValue {
 	e.closeFrames(0)
-	return append(e.kvs, e.top...)
+	e.kvs = dedup(append(e.kvs, e.top...))
+	return e.kvs
 }
 
 // closeFrames closes the open namespaces down to depth, folding each one's
@@ -138,7 +139,7 @@ func (e *attrEncoder) closeFrames(depth int) {
 	for len(e.frames) > depth {
 		f := e.frames[len(e.frames)-1]
 		e.frames = e.frames[:len(e.frames)-1]
-		v := attribute.MapValue(e.kvs[f.start:]...)
+		v := attribute.MapValue(dedup(e.kvs[f.start:])...)
 		clear(e.kvs[f.start:])
 		e.kvs = append(e.kvs[:f.start], attribute.KeyValue{Key: validKey(f.key), Value: v})
 	}

@@ -94,6 +94,9 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		sdklog.WithExportTimeout(c.exportTimeout.value),
 	)
 	popts := []sdklog.LoggerProviderOption{sdklog.WithResource(res), sdklog.WithProcessor(p.gate)}
+	if !c.keyDedup {
+		popts = append(popts, sdklog.WithAllowKeyDuplication())
+	}
 	if c.attrCount.set {
 		popts = append(popts, sdklog.WithAttributeCountLimit(c.attrCount.value))
 	}
