@@ -34,7 +34,7 @@ type LoggerProvider struct {
 var _ log.LoggerProvider = (*LoggerProvider)(nil)
 
 // NewLoggerProvider builds a provider from the options and the standard
-// OpenTelemetry environment variables (see docs/collector.md for the list).
+// OpenTelemetry environment variables (the README lists them).
 // Options win over the environment.
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or

@@ -19,7 +19,7 @@ import (
 //
 // The queue's slots are allocated when the provider starts, 600 bytes each
 // (an SDK Record and its ring links), so 9.4 MiB for DefaultQueueSize, plus
-// the queued records' own strings. See docs/collector.md for measurements.
+// the queued records' own strings. The README has measurements.
 const (
 	// DefaultQueueSize is how many records may wait for export.
 	DefaultQueueSize = 16384

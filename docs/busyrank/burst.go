@@ -1,6 +1,6 @@
 //go:build ignore
 
-// Burst runs the busy-rank workload of docs/collector.md: steps of lines
+// Burst runs the busy-rank workload of the README ("Sending logs to a collector"): steps of lines
 // zap lines (four fields each) at full speed, each followed by compute,
 // through zaplens.NewTee to an OTLP/gRPC endpoint, with zaplens's pipeline
 // (-mode zaplens), the SDK's defaults (-mode sdk) or none (-mode off). It

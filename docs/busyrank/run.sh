@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs one busy-rank measurement of docs/collector.md against a fresh local
+# Runs one busy-rank measurement of the README ("Sending logs to a collector") against a fresh local
 # OTLP/gRPC sink on 127.0.0.1:4317, under /usr/bin/time -v for the peak RSS.
 # Arguments go to burst.go, e.g.:
 #   docs/busyrank/run.sh -mode zaplens                 # 10 x 10,000 lines, 0.5 s compute

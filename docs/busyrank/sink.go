@@ -2,7 +2,7 @@
 
 // Sink is an OTLP/gRPC logs endpoint that counts the records it receives
 // and prints the total when it gets SIGTERM: the local collector of the
-// busy-rank measurement in docs/collector.md (see run.sh).
+// busy-rank measurement in the README ("Sending logs to a collector") (see run.sh).
 package main
 
 import (
