@@ -61,6 +61,9 @@ func TestProviderCollectorDownThenUp(t *testing.T) {
 	if !r.WaitForCount(t, 5000, 20*time.Second) {
 		t.Errorf("received %d of 5000 after the collector came up; stats %s", r.Count(), p.Stats())
 	}
+	// The receiver stores a batch before it answers; the provider counts it
+	// exported once the answer is in.
+	waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 	st := p.Stats()
 	provCheckSum(t, st, r.Count())
 	if st.Lost() != 0 || losses.String() != "" {
