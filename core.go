@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -77,12 +78,17 @@ func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.cfg.level) }
 
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
-func (c *Core) With(fields []zapcore.Field) zapcore.Core {
+func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 	if len(fields) == 0 {
 		return c
 	}
 	nc := *c
-	defer c.b.recoverLoss("With")
+	defer func() {
+		if r := recover(); r != nil {
+			c.b.losses.add(fmt.Sprintf("panic in With: %v", r))
+			with = c
+		}
+	}()
 	if ctx, _ := findContext(fields); ctx != nil {
 		nc.ctx = ctx
 	}
@@ -135,6 +141,12 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// Asked here, with the entry's context, rather than in Check: a
+	// processor may decide by the span.
+	sev := severity(ent.Level)
+	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev}) {
+		return
+	}
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
@@ -142,7 +154,7 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	var rec log.Record
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
-	rec.SetSeverity(severity(ent.Level))
+	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
 	rec.AddAttributes(e.result()...)
@@ -251,23 +263,50 @@ func hasPrefix(name string, prefixes []string) bool {
 	return false
 }
 
-// maxEmitDepth bounds emits in flight at once. The OTel SDK calls its error
-// handler, and some processors log, on the emitting goroutine; pointed back
-// at a bridged logger, that re-enters the bridge. Go has no goroutine-local
-// state to tell re-entry from concurrency, so the bound is far above any
-// real concurrency and far below a stack overflow.
-const maxEmitDepth = 4096
+// The OTel SDK calls its error handler, and some processors log, on the
+// emitting goroutine; pointed back at a bridged logger, that re-enters the
+// bridge without end. Go has no goroutine-local state to tell re-entry from
+// concurrency, so the bridge counts emits in flight, and past a bound that
+// real concurrency seldom reaches (emits that wait: a synchronous exporter,
+// a queue that blocks) it looks at its own stack. Past a far higher bound
+// it drops without looking, rather than overflow the stack.
+const (
+	checkEmitDepth = 64
+	maxEmitDepth   = 1 << 16
+)
 
 var emitting atomic.Int32
 
 func (b *bridge) emit(ctx context.Context, l log.Logger, rec log.Record) {
-	if emitting.Add(1) > maxEmitDepth {
+	if n := emitting.Add(1); n > checkEmitDepth && (n > maxEmitDepth || reentered()) {
 		emitting.Add(-1)
 		b.losses.add("recursion: the provider logs back into the bridge")
 		return
 	}
 	defer emitting.Add(-1)
 	l.Emit(ctx, rec)
+}
+
+// emitFunc is (*bridge).emit's name in stack traces.
+const emitFunc = "github.com/zaplens/zaplens.(*bridge).emit"
+
+// reentered reports whether this goroutine is inside an emit already: its
+// stack holds emit twice, the current one included.
+func reentered() bool {
+	pcs := make([]uintptr, 256)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	seen := 0
+	for {
+		f, more := frames.Next()
+		if f.Function == emitFunc {
+			if seen++; seen == 2 {
+				return true
+			}
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // flush calls the provider's ForceFlush, when it has one, and returns within

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -483,5 +484,91 @@ func TestDedupMany(t *testing.T) {
 	got := dedup(kvs)
 	if len(got) != 40 || got[0].Value.AsInt64() != 80 || got[39].Value.AsInt64() != 79 {
 		t.Errorf("dedup of 100 into 40 keys gave %d, first %v, last %v", len(got), got[0], got[len(got)-1])
+	}
+}
+
+// blockingProvider's loggers hold every Emit until release is closed.
+type blockingProvider struct {
+	embedded.LoggerProvider
+	release chan struct{}
+	emitted *atomic.Int64
+}
+
+func (p blockingProvider) Logger(string, ...log.LoggerOption) log.Logger {
+	return blockingLogger{release: p.release, emitted: p.emitted}
+}
+
+type blockingLogger struct {
+	embedded.Logger
+	release chan struct{}
+	emitted *atomic.Int64
+}
+
+func (l blockingLogger) Emit(context.Context, log.Record) {
+	<-l.release
+	l.emitted.Add(1)
+}
+func (blockingLogger) Enabled(context.Context, log.EnabledParameters) bool { return true }
+
+// Many goroutines inside Emit at once are concurrency, not recursion: none
+// of their entries may be cut.
+func TestManyEmitsInFlightAreNotRecursion(t *testing.T) {
+	p := blockingProvider{release: make(chan struct{}), emitted: new(atomic.Int64)}
+	core := NewCore(WithLoggerProvider(p))
+	logger := zap.New(core)
+	const n = 300
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { logger.Info("m") })
+	}
+	for emitting.Load() < n && core.Lost() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(p.release)
+	wg.Wait()
+	if core.Lost() != 0 || p.emitted.Load() != n {
+		t.Errorf("lost %d, emitted %d of %d", core.Lost(), p.emitted.Load(), n)
+	}
+}
+
+// The last zap.Error wins, as any repeated key does.
+func TestErrorLastWins(t *testing.T) {
+	c := newCapture(t)
+	logger := zap.New(NewCore(WithLoggerProvider(c.lp))).With(zap.Error(errors.Join(errors.New("old"), errors.New("older"))))
+	logger.Info("m", zap.Error(errors.New("new")))
+	a := attrs(c.only(t))
+	if a[keyExceptionMessage].AsString() != "new" || a["error"].Type() != 0 || a["errorCauses"].Type() != 0 {
+		t.Errorf("attributes %v, want only the new error", a)
+	}
+}
+
+type offProvider struct {
+	embedded.LoggerProvider
+	emits *atomic.Int64
+}
+
+func (p offProvider) Logger(string, ...log.LoggerOption) log.Logger { return offLogger{emits: p.emits} }
+
+type offLogger struct {
+	embedded.Logger
+	emits *atomic.Int64
+}
+
+func (l offLogger) Emit(context.Context, log.Record)                  { l.emits.Add(1) }
+func (offLogger) Enabled(context.Context, log.EnabledParameters) bool { return false }
+
+type countingStringer struct{ n *int }
+
+func (s countingStringer) String() string { *s.n++; return "x" }
+
+// A logger that says it is disabled (no provider set, one shut down, a
+// processor's filter) gets nothing, and nothing is converted for it.
+func TestDisabledLoggerConvertsNothing(t *testing.T) {
+	var emits atomic.Int64
+	n := 0
+	logger := zap.New(NewCore(WithLoggerProvider(offProvider{emits: &emits})))
+	logger.Info("m", zap.Stringer("s", countingStringer{&n}))
+	if emits.Load() != 0 || n != 0 {
+		t.Errorf("disabled logger: %d emits, Stringer called %d times", emits.Load(), n)
 	}
 }

@@ -36,15 +36,30 @@ func contextOf(f zapcore.Field) (context.Context, bool) {
 	return nil, false
 }
 
-// findContext returns the last context among fields, and how many fields
-// carry one.
+// findContext returns the last context among fields, nil if reading its
+// span panics, and how many fields carry one.
 func findContext(fields []zapcore.Field) (ctx context.Context, n int) {
 	for _, f := range fields {
 		if c, ok := contextOf(f); ok {
 			ctx, n = c, n+1
 		}
 	}
+	if n > 0 {
+		ctx = usableContext(ctx)
+	}
 	return ctx, n
+}
+
+// usableContext returns ctx, or nil if reading its span panics: a nil
+// *gin.Context passed as zap.Any, say, must not take the entry with it.
+func usableContext(ctx context.Context) (usable context.Context) {
+	defer func() {
+		if recover() != nil {
+			usable = nil
+		}
+	}()
+	trace.SpanContextFromContext(ctx)
+	return ctx
 }
 
 // traceKeys are the keys under which a tee prints the ids; an empty key

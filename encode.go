@@ -164,8 +164,11 @@ func (e *attrEncoder) addError(key string, v any) {
 		e.addString(key+"Error", perr.Error())
 		return
 	}
-	if key == errorKey && !e.hasErr {
-		e.hasErr, e.err = true, err
+	if key == errorKey {
+		// The last zap.Error wins, as any repeated key does; top holds
+		// nothing but its attributes until the entry's own are added.
+		clear(e.top)
+		e.hasErr, e.err, e.top = true, err, e.top[:0]
 		e.top = append(e.top,
 			stringAttr(keyExceptionMessage, msg),
 			stringAttr(keyExceptionType, errorType(err)))

@@ -55,7 +55,7 @@ func ExampleWrapCore() {
 
 	logger.Info("step done", zaplens.Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41))
 	// Output:
-	// {"level":"info","msg":"step done","step":12,"loss":0.41,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7"}
+	// {"level":"info","msg":"step done","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","step":12,"loss":0.41}
 	// otel: scope=zaplens severity=INFO body="step done" trace=4bf92f3577b34da6a3ce929d0e0e4736 step=12 loss=0.41
 }
 

@@ -22,7 +22,11 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 	}
 	bridge := NewCore(opts...)
 	cfg := &bridge.b.cfg
-	return &tee{base: base, bridge: bridge, keys: newTraceKeys(cfg.traceKey, cfg.spanKey)}
+	keys := newTraceKeys(cfg.traceKey, cfg.spanKey)
+	if _, nested := base.(*tee); nested {
+		keys = newTraceKeys("", "") // the inner tee prints them
+	}
+	return &tee{base: base, bridge: bridge, keys: keys}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -37,7 +41,8 @@ type tee struct {
 	base   zapcore.Core
 	bridge *Core
 	keys   traceKeys
-	ids    []zapcore.Field // base's trace ids from a With context
+	ctx    context.Context // from With, for the entries that carry none
+	ids    []zapcore.Field // ctx's ids, rendered once
 }
 
 func (t *tee) Enabled(l zapcore.Level) bool {
@@ -49,12 +54,17 @@ func (t *tee) Level() zapcore.Level {
 	return min(zapcore.LevelOf(t.base), t.bridge.Level())
 }
 
+// With keeps a context to itself: base gets it with each entry (see
+// baseFields), so a per-request logger.With(zaplens.Context(ctx)) costs base
+// nothing.
 func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	nt := *t
-	nt.base = t.base.With(withoutContexts(fields))
+	if bf := withoutContexts(fields); len(bf) > 0 {
+		nt.base = t.base.With(bf)
+	}
 	nt.bridge = t.bridge.With(fields).(*Core)
 	if ctx, n := findContext(fields); n > 0 {
-		nt.ids = t.keys.fields(ctx, nil)
+		nt.ctx, nt.ids = ctx, t.keys.fields(ctx, nil)
 	}
 	return &nt
 }
@@ -91,22 +101,29 @@ func (t *tee) Sync() error {
 	return errors.Join(t.base.Sync(), t.bridge.Sync())
 }
 
-// baseFields returns what base prints: fields without contexts, plus the ids
-// of the entry's context, or else of the With context. buf is reused.
+// baseFields returns what base gets: the ids of the entry's context, or
+// else of the With context, first, so that no namespace among the fields
+// swallows them; the fields less their contexts; and that context once more
+// as a field no encoder prints, for a bridge inside base (a tee wrapped
+// twice, or another bridge) to find. buf is reused.
 func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
-	if nctx == 0 && len(t.ids) == 0 {
+	if nctx == 0 && t.ctx == nil {
 		return fields
 	}
 	out := (*buf)[:0]
+	if nctx > 0 {
+		out = t.keys.fields(ctx, out)
+	} else {
+		ctx = t.ctx
+		out = append(out, t.ids...)
+	}
 	for _, f := range fields {
 		if _, ok := contextOf(f); !ok {
 			out = append(out, f)
 		}
 	}
 	if ctx != nil {
-		out = t.keys.fields(ctx, out)
-	} else {
-		out = append(out, t.ids...)
+		out = append(out, Context(ctx))
 	}
 	*buf = out
 	return out

@@ -234,3 +234,74 @@ func TestTeeBaseGetsCallerAndStack(t *testing.T) {
 		t.Errorf("base line lost caller or stack: %v", line)
 	}
 }
+
+// A logger wrapped twice: both bridges see the context, base prints the ids
+// once.
+func TestTeeWrappedTwice(t *testing.T) {
+	inner, outer := newCapture(t), newCapture(t)
+	base := newJSONBase(zapcore.InfoLevel)
+	ctx, sc := spanContext(t)
+	logger := zap.New(base.core).
+		WithOptions(WrapCore(WithLoggerProvider(inner.lp))).
+		WithOptions(WrapCore(WithLoggerProvider(outer.lp)))
+	logger.Info("per call", Context(ctx))
+	logger.With(Context(ctx)).Info("from With")
+
+	for name, c := range map[string]*capture{"inner": inner, "outer": outer} {
+		recs := c.records()
+		if len(recs) != 2 {
+			t.Fatalf("%s bridge got %d records, want 2", name, len(recs))
+		}
+		for i, r := range recs {
+			if r.TraceID() != sc.TraceID() {
+				t.Errorf("%s record %d trace %v, want %v", name, i, r.TraceID(), sc.TraceID())
+			}
+		}
+	}
+	out := base.buf.String()
+	if n := strings.Count(out, `"trace_id"`); n != 2 {
+		t.Errorf("base printed trace_id %d times in two lines:\n%s", n, out)
+	}
+}
+
+// A context whose Value panics, such as a nil *gin.Context passed as
+// zap.Any, loses its correlation, not the entry.
+func TestTeePanickingContext(t *testing.T) {
+	c := newCapture(t)
+	base := newJSONBase(zapcore.InfoLevel)
+	logger := zap.New(NewTee(base.core, WithLoggerProvider(c.lp)))
+	var nilCtx *embeddedCtx
+	logger.Info("per call", zap.Any("ctx", nilCtx))
+	logger.With(zap.Any("ctx", nilCtx)).Info("from With")
+	if n := len(base.lines(t)); n != 2 {
+		t.Errorf("base wrote %d lines, want 2", n)
+	}
+	if n := len(c.records()); n != 2 {
+		t.Errorf("bridge got %d records, want 2", n)
+	}
+}
+
+type embeddedCtx struct{ context.Context }
+
+// The ids go first, so that a namespace among the call's fields does not
+// swallow them.
+func TestTeeIdsBeforeNamespace(t *testing.T) {
+	base := newJSONBase(zapcore.InfoLevel)
+	ctx, sc := spanContext(t)
+	zap.New(NewTee(base.core)).Info("m", zap.Namespace("req"), zap.Int("a", 1), Context(ctx))
+	line := base.lines(t)[0]
+	if line["trace_id"] != sc.TraceID().String() {
+		t.Errorf("trace_id not at the top level: %v", line)
+	}
+}
+
+// logger.With(zaplens.Context(ctx)) per request must not make base copy its
+// encoder for a field it never prints.
+func TestTeeWithContextOnlyLeavesBase(t *testing.T) {
+	base := newJSONBase(zapcore.InfoLevel)
+	ctx, _ := spanContext(t)
+	core := NewTee(base.core)
+	if got := core.With([]zapcore.Field{Context(ctx)}).(*tee).base; got != base.core {
+		t.Errorf("base was re-made for a context-only With")
+	}
+}
