@@ -3,7 +3,6 @@ package zaplens
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"strings"
 	"testing"
@@ -138,12 +137,12 @@ func TestOTLPBearerHeader(t *testing.T) {
 
 func TestOTLPTLS(t *testing.T) {
 	cleanEnv(t)
-	cert, certFile, keyFile := selfSigned(t)
-	srv := startOTLPServer(t, "127.0.0.1:0", withServerTLS(cert))
+	certs := testCerts(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", withServerTLS(certs.Pair))
 
 	// A scheme-less endpoint is TLS; the test's CA comes from the variable.
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.addr)
-	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certFile)
+	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certs.CA)
 	p := newTestProvider(t)
 	emit(p, 10)
 	if err := p.Shutdown(context.Background()); err != nil {
@@ -165,16 +164,14 @@ func TestOTLPTLS(t *testing.T) {
 	_ = p.Shutdown(context.Background())
 
 	// Mutual TLS: client certificate and key from the variables.
-	pool := x509.NewCertPool()
-	pool.AddCert(cert.Leaf)
 	mtls := startOTLPServer(t, "127.0.0.1:0", func(_ *otlpServer, o *[]grpc.ServerOption) {
 		*o = append(*o, grpc.Creds(credentials.NewTLS(&tls.Config{
-			Certificates: []tls.Certificate{cert}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert})))
+			Certificates: []tls.Certificate{certs.Pair}, ClientCAs: certs.Pool, ClientAuth: tls.RequireAndVerifyClientCert})))
 	})
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "https://"+mtls.addr)
-	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", certFile)
-	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", certFile)
-	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", keyFile)
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", certs.CA)
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", certs.Cert)
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", certs.Key)
 	p = newTestProvider(t)
 	emit(p, 10)
 	if err := p.Shutdown(context.Background()); err != nil {

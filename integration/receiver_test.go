@@ -24,24 +24,16 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/testcert"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configauth"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -91,10 +83,7 @@ func Stopped() ReceiverOption { return func(c *receiverConfig) { c.stopped = tru
 type Receiver struct {
 	cfg      receiverConfig
 	endpoint string
-	caFile   string
-	certFile string
-	keyFile  string
-	caPool   *x509.CertPool
+	certs    testcert.Files // WithTLS only
 
 	sink         consumertest.LogsSink
 	exports      atomic.Int64
@@ -114,7 +103,11 @@ func StartReceiver(t testing.TB, opts ...ReceiverOption) *Receiver {
 	}
 	r.endpoint = freePort(t)
 	if r.cfg.tls {
-		r.writeCerts(t)
+		certs, err := testcert.Write(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.certs = certs
 	}
 	t.Cleanup(func() { r.stop() })
 	if !r.cfg.stopped {
@@ -136,14 +129,14 @@ func (r *Receiver) URL() string {
 
 // CAFile is the PEM file of the CA that signed the server certificate
 // (WithTLS only, else "").
-func (r *Receiver) CAFile() string { return r.caFile }
+func (r *Receiver) CAFile() string { return r.certs.CA }
 
 // ClientTLS is a client TLS config trusting the test CA (WithTLS only, else nil).
 func (r *Receiver) ClientTLS() *tls.Config {
-	if r.caPool == nil {
+	if r.certs.Pool == nil {
 		return nil
 	}
-	return &tls.Config{RootCAs: r.caPool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	return &tls.Config{RootCAs: r.certs.Pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 }
 
 // Start starts the receiver on its port. Starting a running receiver is a
@@ -207,8 +200,8 @@ func (r *Receiver) create() (receiver.Logs, error) {
 	grpcCfg.MaxRecvMsgSizeMiB = 64
 	if r.cfg.tls {
 		tlsCfg := configtls.NewDefaultServerConfig()
-		tlsCfg.CertFile = r.certFile
-		tlsCfg.KeyFile = r.keyFile
+		tlsCfg.CertFile = r.certs.Cert
+		tlsCfg.KeyFile = r.certs.Key
 		grpcCfg.TLS = configoptional.Some(tlsCfg)
 	}
 	host := &testHost{ext: map[component.ID]component.Component{}}
@@ -380,69 +373,6 @@ func freePort(t testing.TB) string {
 	addr := l.Addr().String()
 	_ = l.Close()
 	return addr
-}
-
-// writeCerts makes a CA and a server certificate for 127.0.0.1 and
-// localhost, and writes ca.pem, server.pem and server-key.pem.
-func (r *Receiver) writeCerts(t testing.TB) {
-	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "zaplens test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	r.caFile = write("ca.pem", "CERTIFICATE", caDER)
-	r.certFile = write("server.pem", "CERTIFICATE", srvDER)
-	r.keyFile = write("server-key.pem", "EC PRIVATE KEY", keyDER)
-	r.caPool = x509.NewCertPool()
-	r.caPool.AddCert(caCert)
 }
 
 // String is for failure messages.
