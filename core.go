@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -212,14 +211,16 @@ func (b *bridge) scope(name string) scope {
 	return b.addScope(name)
 }
 
+// addScope makes the scope outside the lock: provider.Logger may log, and
+// that log may come back to this bridge.
 func (b *bridge) addScope(name string) scope {
+	s := b.newScope(name)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old := *b.scopes.Load()
 	if s, ok := old[name]; ok {
 		return s
 	}
-	s := b.newScope(name)
 	if len(old) < maxScopes {
 		m := maps.Clone(old)
 		m[name] = s
@@ -261,52 +262,6 @@ func hasPrefix(name string, prefixes []string) bool {
 		}
 	}
 	return false
-}
-
-// The OTel SDK calls its error handler, and some processors log, on the
-// emitting goroutine; pointed back at a bridged logger, that re-enters the
-// bridge without end. Go has no goroutine-local state to tell re-entry from
-// concurrency, so the bridge counts emits in flight, and past a bound that
-// real concurrency seldom reaches (emits that wait: a synchronous exporter,
-// a queue that blocks) it looks at its own stack. Past a far higher bound
-// it drops without looking, rather than overflow the stack.
-const (
-	checkEmitDepth = 64
-	maxEmitDepth   = 1 << 16
-)
-
-var emitting atomic.Int32
-
-func (b *bridge) emit(ctx context.Context, l log.Logger, rec log.Record) {
-	if n := emitting.Add(1); n > checkEmitDepth && (n > maxEmitDepth || reentered()) {
-		emitting.Add(-1)
-		b.losses.add("recursion: the provider logs back into the bridge")
-		return
-	}
-	defer emitting.Add(-1)
-	l.Emit(ctx, rec)
-}
-
-// emitFunc is (*bridge).emit's name in stack traces.
-const emitFunc = "github.com/zaplens/zaplens.(*bridge).emit"
-
-// reentered reports whether this goroutine is inside an emit already: its
-// stack holds emit twice, the current one included.
-func reentered() bool {
-	pcs := make([]uintptr, 256)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
-	seen := 0
-	for {
-		f, more := frames.Next()
-		if f.Function == emitFunc {
-			if seen++; seen == 2 {
-				return true
-			}
-		}
-		if !more {
-			return false
-		}
-	}
 }
 
 // flush calls the provider's ForceFlush, when it has one, and returns within

@@ -99,7 +99,12 @@ func WithFlushTimeout(d time.Duration) Option {
 }
 
 // WithDefaultScope sets the instrumentation scope name of entries from an
-// unnamed logger; named loggers use their zap name.
+// unnamed logger; named loggers use their zap name. An empty name keeps
+// [DefaultScope]: OTel scopes must have one.
 func WithDefaultScope(name string) Option {
-	return optionFunc(func(c *config) { c.defaultScope = name })
+	return optionFunc(func(c *config) {
+		if name != "" {
+			c.defaultScope = name
+		}
+	})
 }

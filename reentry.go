@@ -1,0 +1,120 @@
+package zaplens
+
+import (
+	"context"
+	"reflect"
+	"runtime"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
+)
+
+// The OTel SDK calls user code on the emitting goroutine, inside Emit, and
+// a program may point that code back at a bridged logger:
+//
+//   - its error handler, for a processor that fails synchronously: each
+//     handled error logs a line whose emit fails again, without end;
+//   - its internal logger, which warns once, under a sync.Once, when a
+//     record loses attributes (over the count limit, a repeated key, an
+//     empty key): a line logged from inside that Once which loses
+//     attributes too waits on the Once forever.
+//
+// For the first, the bridge counts emits in flight across the process and,
+// past a bound that concurrency seldom reaches, looks for emit on its own
+// stack, dropping (and counting) an emit found inside another. Looking on
+// every overlap would tell re-entry exactly but cost a stack walk whenever
+// two goroutines emit at once. The second needs no look at all: the bridge
+// has the SDK give its three warnings once, at init, before any bridge
+// exists to receive them; they are V(1) notices a default internal logger
+// discards, and records still carry their counts of dropped attributes.
+
+func init() {
+	emitCode = codeOf((*bridge).emit)
+	primeSDKWarnings()
+}
+
+// primeSDKWarnings emits, to a provider of its own that discards it, one
+// record that loses an attribute each way.
+func primeSDKWarnings() {
+	p := sdklog.NewLoggerProvider(sdklog.WithAttributeCountLimit(1), sdklog.WithProcessor(discardProcessor{}))
+	var r log.Record
+	r.AddAttributes(attribute.Int("a", 1), attribute.Int("a", 2), attribute.Int("", 3), attribute.Int("b", 4))
+	p.Logger("zaplens").Emit(context.Background(), r)
+	_ = p.Shutdown(context.Background())
+}
+
+type discardProcessor struct{}
+
+func (discardProcessor) OnEmit(context.Context, *sdklog.Record) error { return nil }
+func (discardProcessor) Enabled(context.Context, sdklog.EnabledParameters) bool {
+	return true
+}
+func (discardProcessor) Shutdown(context.Context) error   { return nil }
+func (discardProcessor) ForceFlush(context.Context) error { return nil }
+
+// checkEmitDepth is how many emits may be in flight at once before an emit
+// looks at its stack.
+const checkEmitDepth = 64
+
+var emitting atomic.Int32
+
+// emit is never inlined, so that every emit has a frame of its own to be
+// found by reentered.
+//
+//go:noinline
+func (b *bridge) emit(ctx context.Context, l log.Logger, rec log.Record) {
+	n := emitting.Add(1)
+	defer emitting.Add(-1)
+	if n > checkEmitDepth && reentered() {
+		b.losses.add("re-entry: the provider logs back into the bridge from inside Emit")
+		return
+	}
+	l.Emit(ctx, rec)
+}
+
+// maxReentryFrames is how far up the stack reentered looks: past the
+// SDK's and a logging library's frames between two emits, with room to
+// spare.
+const maxReentryFrames = 64
+
+// reentered reports whether this goroutine's stack holds emit twice, the
+// current one included.
+func reentered() bool {
+	var pcs [maxReentryFrames]uintptr
+	seen := 0
+	for _, pc := range pcs[:runtime.Callers(1, pcs[:])] {
+		if emitCode.holds(pc) {
+			if seen++; seen == 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// codeRange is where a function's machine code lies, so that a return
+// address is matched with two comparisons rather than a symbol lookup.
+type codeRange struct{ start, end uintptr }
+
+func (r codeRange) holds(pc uintptr) bool { return r.start < pc && pc < r.end }
+
+// emitCode is set in init: emit refers to it, through reentered.
+var emitCode codeRange
+
+// codeOf finds fn's code: its entry, and the first address past it, by
+// bisecting on the function table.
+func codeOf(fn any) codeRange {
+	start := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Entry()
+	lo, hi := uintptr(1), uintptr(1<<20) // lo inside fn, hi past it
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if f := runtime.FuncForPC(start + mid); f != nil && f.Entry() == start {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return codeRange{start, start + hi}
+}
