@@ -112,6 +112,8 @@ func (c *providerConfig) resolveOTLP() error {
 		h, err := parseHeaders(k, v)
 		errs = append(errs, err)
 		c.headers.put(h)
+	} else {
+		errs = append(errs, checkHeaders("WithHeaders", c.headers.value))
 	}
 	if !c.tlsConfig.set {
 		cfg, err := envTLS()
@@ -231,7 +233,25 @@ func parseHeaders(key, s string) (map[string]string, error) {
 		}
 		h[k] = val
 	}
-	return h, nil
+	return h, checkHeaders(key, h)
+}
+
+// checkHeaders refuses what gRPC would refuse on every export, so that a
+// bad header is a clear error at start rather than a failed export each
+// time: keys must be HTTP tokens, values printable ASCII. Errors name the
+// key, never the value.
+func checkHeaders(from string, h map[string]string) error {
+	for k, v := range h {
+		if !validHeaderKey(strings.ToLower(k)) {
+			return fmt.Errorf("%s: header key %q is not a valid HTTP token", from, k)
+		}
+		for i := 0; i < len(v); i++ {
+			if v[i] < 0x20 || v[i] > 0x7e {
+				return fmt.Errorf("%s: header %s: the value has a character that is not printable ASCII (value not shown)", from, k)
+			}
+		}
+	}
+	return nil
 }
 
 // validHeaderKey is the HTTP token rule, which gRPC metadata keys follow.

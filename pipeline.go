@@ -108,9 +108,15 @@ func (g *gate) settle(n int) {
 }
 
 func (g *gate) Shutdown(ctx context.Context) error {
+	g.stop()
+	return g.next.Shutdown(ctx)
+}
+
+// stop turns away every later record and wakes the logging calls waiting
+// for room, which then drop theirs.
+func (g *gate) stop() {
 	g.stopped.Store(true)
 	g.space.broadcast()
-	return g.next.Shutdown(ctx)
 }
 
 func (g *gate) ForceFlush(ctx context.Context) error { return g.next.ForceFlush(ctx) }

@@ -105,7 +105,10 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	}
 	p.sdk = sdklog.NewLoggerProvider(popts...)
 	p.inner = p.sdk
-	p.flushes.run = func() error { return p.sdk.ForceFlush(context.Background()) }
+	// The flush goes to the processor, not through the SDK provider: the
+	// provider's Shutdown waits for its own operations, and a flush that
+	// outlives its caller must not hold Shutdown up.
+	p.flushes.run = func() error { return p.gate.next.ForceFlush(context.Background()) }
 	p.reporter = newReporter(p.gate, c)
 	return p, nil
 }
@@ -145,8 +148,9 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // Shutdown flushes the queue, stops the exporter and makes the final loss
 // report. It returns by the time ctx is done, or after
 // [DefaultShutdownTimeout] if ctx has no deadline, even with the collector
-// down. If any record was not delivered over the provider's life, its error
-// holds a [*DeliveryError] that says how many. Its loggers are disabled
+// down; a slow loss-report writer or callback may add 100ms. If any record
+// was not delivered over the provider's life, its error holds a
+// [*DeliveryError] that says how many. Its loggers are disabled
 // from then on, so the bridge sends them nothing more. Later calls return
 // the first call's result.
 func (p *LoggerProvider) Shutdown(ctx context.Context) error {
@@ -160,8 +164,17 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
+	// Logging calls waiting for room are SDK operations that its Shutdown
+	// waits for: release them first.
+	p.gate.stop()
 	err := p.sdk.Shutdown(ctx)
-	p.reporter.close()
+	if ctx.Err() != nil {
+		// The SDK may have given up before it reached the processor; stop
+		// the batching goroutine and the exporter anyway, in the
+		// background, bounded by the exporter's own timeout.
+		go func() { _ = p.gate.next.Shutdown(context.Background()) }()
+	}
+	p.reporter.close(ctx)
 	if s := p.counts.snapshot(); s.Lost()+s.Queued > 0 {
 		err = errors.Join(&DeliveryError{Stats: s, Err: p.gate.lastError()}, err)
 	}

@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -84,6 +85,7 @@ func (r *reporter) run() {
 	for {
 		select {
 		case <-r.stop:
+			r.final()
 			return
 		case <-t.C:
 			r.tick()
@@ -107,24 +109,39 @@ func (r *reporter) tick() {
 	}
 }
 
-// close stops the ticks and makes the final report if anything was not
-// delivered over the provider's life.
-func (r *reporter) close() {
-	r.once.Do(func() {
-		close(r.stop)
-		<-r.done
-		now := r.gate.counts.snapshot()
-		if now.Lost()+now.Queued > 0 {
-			r.safeReport(Loss{
-				Interval: time.Since(r.lastAt),
-				Dropped:  now.Dropped - r.last.Dropped,
-				Failed:   now.Failed - r.last.Failed,
-				Totals:   now,
-				Err:      r.gate.lastError(),
-				Final:    true,
-			})
+// finalReportGrace is how long past Shutdown's deadline the final report
+// may take: long enough for a line on stderr, short enough that a slow
+// writer or callback does not hold Shutdown up.
+const finalReportGrace = 100 * time.Millisecond
+
+// close stops the ticks, which makes the final report, and waits for it
+// until ctx is done, and a grace after.
+func (r *reporter) close(ctx context.Context) {
+	r.once.Do(func() { close(r.stop) })
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		select {
+		case <-r.done:
+		case <-time.After(finalReportGrace):
 		}
-	})
+	}
+}
+
+// final reports, on the reporter's goroutine, what was not delivered over
+// the provider's life, if anything.
+func (r *reporter) final() {
+	now := r.gate.counts.snapshot()
+	if now.Lost()+now.Queued > 0 {
+		r.safeReport(Loss{
+			Interval: time.Since(r.lastAt),
+			Dropped:  now.Dropped - r.last.Dropped,
+			Failed:   now.Failed - r.last.Failed,
+			Totals:   now,
+			Err:      r.gate.lastError(),
+			Final:    true,
+		})
+	}
 }
 
 // safeReport keeps a panicking user callback from killing the program: the
