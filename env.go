@@ -129,7 +129,7 @@ func (c *providerConfig) resolveOTLP() error {
 	default:
 		errs = append(errs, fmt.Errorf("compression %q: want gzip or none", c.compression.value))
 	}
-	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 0,
+	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
 		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
 	return errors.Join(errs...)
 }
@@ -310,12 +310,21 @@ func loadCertPool(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
+// maxQueueSize bounds OTEL_BLRP_MAX_QUEUE_SIZE and WithQueueSize: the
+// queue's slots, 600 bytes each, are allocated when the provider starts.
+const maxQueueSize = 1 << 20
+
 func (c *providerConfig) resolveBatch() error {
 	errs := []error{
 		resolveInt(&c.queueSize, DefaultQueueSize, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
 		resolveInt(&c.batchSize, DefaultBatchSize, 1, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"),
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
 		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
+	}
+	if c.queueSize.value > maxQueueSize {
+		// The queue is allocated whole at start: a typo must not take the
+		// program down for want of memory.
+		errs = append(errs, fmt.Errorf("queue size %d is above the most this library allocates, %d (about 600 MiB)", c.queueSize.value, maxQueueSize))
 	}
 	// The SDK clamps a batch larger than the queue without a word; the
 	// default batch is lowered to fit a small queue, an explicit one fails.

@@ -330,3 +330,16 @@ func FuzzParseEndpoint(f *testing.F) {
 		}
 	})
 }
+
+func TestBoundsOnTimeoutAndQueue(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "0")
+	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil {
+		t.Error("OTEL_EXPORTER_OTLP_TIMEOUT=0 (no timeout at all) accepted")
+	}
+	cleanEnv(t)
+	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "1000000000")
+	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil || !strings.Contains(err.Error(), "queue size") {
+		t.Errorf("a billion-record queue: %v", err)
+	}
+}

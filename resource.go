@@ -42,9 +42,12 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 		// The SDK's message quotes the bad pairs, which may hold secrets.
 		return nil, errors.New("OTEL_RESOURCE_ATTRIBUTES is malformed: want key=value pairs separated by commas, values percent-encoded")
 	}
-	if err != nil {
+	if err != nil && res == nil {
 		return nil, err
 	}
+	// A detector that failed (no hostname, say) only leaves its attributes
+	// out: no reason to send no logs at all.
+	err = nil
 	if _, ok := res.Set().Value(semconv.ServiceNameKey); !ok {
 		// The spec's fallback, which resource.Default would give.
 		res, err = resource.Merge(res, resource.NewSchemaless(
