@@ -132,3 +132,55 @@ func TestInlineAndSkip(t *testing.T) {
 		t.Errorf("inline gave %s", got)
 	}
 }
+
+// everyType appends one element of each kind an ArrayEncoder takes.
+type everyType struct{}
+
+func (everyType) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	enc.AppendBool(true)
+	enc.AppendByteString([]byte("bs"))
+	enc.AppendComplex128(complex(1, 2))
+	enc.AppendComplex64(complex(3, 4))
+	enc.AppendFloat64(1.5)
+	enc.AppendFloat32(0.1)
+	enc.AppendInt(-1)
+	enc.AppendInt64(-64)
+	enc.AppendInt32(-32)
+	enc.AppendInt16(-16)
+	enc.AppendInt8(-8)
+	enc.AppendString("s")
+	enc.AppendUint(1)
+	enc.AppendUint64(math.MaxUint64)
+	enc.AppendUint32(32)
+	enc.AppendUint16(16)
+	enc.AppendUint8(8)
+	enc.AppendUintptr(7)
+	enc.AppendDuration(time.Second)
+	enc.AppendTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err := enc.AppendArray(zapcore.ArrayMarshalerFunc(func(inner zapcore.ArrayEncoder) error {
+		inner.AppendInt(1)
+		return nil
+	})); err != nil {
+		return err
+	}
+	if err := enc.AppendObject(point{1, 2}); err != nil {
+		return err
+	}
+	return enc.AppendReflected(map[string]int{"r": 1})
+}
+
+func TestArrayOfEveryType(t *testing.T) {
+	e := getEncoder()
+	defer putEncoder(e)
+	e.addField(zap.Array("k", everyType{}))
+	want := `[true,"bs","(1+2i)","(3+4i)",1.5,0.1,-1,-64,-32,-16,-8,"s",1,"18446744073709551615",32,16,8,7,1000000000,"2026-01-02T03:04:05Z",[1],{"x":1,"y":2},{"r":1}]`
+	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.Emit(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	e2 := getEncoder()
+	defer putEncoder(e2)
+	e2.addFields([]zap.Field{zap.Int32("i32", -32), zap.Int16("i16", -16), zap.Int8("i8", -8), zap.Uint("u", 1)})
+	if got := attribute.MapValue(e2.result()...).Emit(); got != `{"i16":-16,"i32":-32,"i8":-8,"u":1}` {
+		t.Errorf("small ints: %s", got)
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
 )
 
 // shutExporter blocks exports until release is closed and records its
@@ -108,5 +111,26 @@ func TestHeaderValueNotPrintable(t *testing.T) {
 	_, err = NewLoggerProvider(context.Background(), WithLossWriter(nil), WithHeaders(map[string]string{"x-token": "a\x00b"}))
 	if err == nil || !strings.Contains(err.Error(), "x-token") {
 		t.Errorf("WithHeaders: error %v", err)
+	}
+}
+
+// NewLoggerProvider leaves key de-duplication to the bridge, which emits
+// unique keys; WithKeyDeduplication gives it back to the SDK, for records
+// from other emitters.
+func TestKeyDeduplicationOption(t *testing.T) {
+	for _, tc := range []struct {
+		opts []ProviderOption
+		want int
+	}{{nil, 2}, {[]ProviderOption{WithKeyDeduplication()}, 1}} {
+		cleanEnv(t)
+		exp := &memExporter{}
+		p := newTestProvider(t, append(tc.opts, WithExporter(exp))...)
+		var r log.Record
+		r.AddAttributes(attribute.Int("k", 1), attribute.Int("k", 2))
+		p.Logger("other").Emit(context.Background(), r)
+		_ = p.Shutdown(context.Background())
+		if exp.len() != 1 || exp.records[0].AttributesLen() != tc.want {
+			t.Errorf("options %d: %d records, attributes %d, want %d", len(tc.opts), exp.len(), exp.records[0].AttributesLen(), tc.want)
+		}
 	}
 }
