@@ -15,10 +15,24 @@ import (
 // encoding/json already does the same.
 
 func validString(s string) string {
-	if utf8.ValidString(s) {
+	if isASCII(s) || utf8.ValidString(s) {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// isASCII answers for the short strings most keys and values are, where a
+// plain loop beats utf8.ValidString's setup; longer ones go to it.
+func isASCII(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func validKey(k string) attribute.Key { return attribute.Key(validString(k)) }
