@@ -223,9 +223,9 @@ func WithAttributeValueLengthLimit(n int) ProviderOption {
 // WithKeyDeduplication makes the SDK remove repeated attribute keys from
 // every record, as it does by default. Without it the provider leaves that
 // to its producers: zaplens's bridge emits records whose keys are already
-// unique, at a fraction of the SDK's cost (the SDK's pass is about 15% of a bridged line's
-// CPU time, see docs/benchmarks.md). Use it when other code, such as another
-// log bridge, emits to this provider too.
+// unique, at a fraction of the SDK's cost (the SDK's pass is about 15% of a
+// bridged line's CPU time, see docs/benchmarks.md). Use it when other code,
+// such as another log bridge, emits to this provider too.
 func WithKeyDeduplication() ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.keyDedup = true })
 }
