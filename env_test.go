@@ -4,12 +4,13 @@ import (
 	"context"
 	"io"
 
-	"go.opentelemetry.io/otel/attribute"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 )
 
 func TestParseEndpoint(t *testing.T) {
