@@ -3,7 +3,6 @@ package zaplens
 import (
 	"context"
 	"io"
-
 	"os"
 	"path/filepath"
 	"strings"
