@@ -157,7 +157,7 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
 	rec.AddAttributes(e.result()...)
-	c.b.emit(ctx, l, rec)
+	c.b.emit(ctx, l, &rec)
 
 	if ent.Level >= zapcore.DPanicLevel {
 		// zap panics or exits right after the cores' Write: the last line
@@ -345,26 +345,25 @@ func (l *lossCounter) add(why string) {
 	}
 }
 
-// severity maps zap's levels to OpenTelemetry's severity numbers.
+// severities are OpenTelemetry's numbers for zap's levels, Debug to Fatal.
+var severities = [...]log.Severity{
+	zapcore.DebugLevel - zapcore.DebugLevel:  log.SeverityDebug,
+	zapcore.InfoLevel - zapcore.DebugLevel:   log.SeverityInfo,
+	zapcore.WarnLevel - zapcore.DebugLevel:   log.SeverityWarn,
+	zapcore.ErrorLevel - zapcore.DebugLevel:  log.SeverityError,
+	zapcore.DPanicLevel - zapcore.DebugLevel: log.SeverityFatal1,
+	zapcore.PanicLevel - zapcore.DebugLevel:  log.SeverityFatal2,
+	zapcore.FatalLevel - zapcore.DebugLevel:  log.SeverityFatal3,
+}
+
+// severity maps a zap level; custom levels below Debug are Trace, above
+// Fatal the last Fatal.
 func severity(l zapcore.Level) log.Severity {
-	switch l {
-	case zapcore.DebugLevel:
-		return log.SeverityDebug
-	case zapcore.InfoLevel:
-		return log.SeverityInfo
-	case zapcore.WarnLevel:
-		return log.SeverityWarn
-	case zapcore.ErrorLevel:
-		return log.SeverityError
-	case zapcore.DPanicLevel:
-		return log.SeverityFatal1
-	case zapcore.PanicLevel:
-		return log.SeverityFatal2
-	case zapcore.FatalLevel:
-		return log.SeverityFatal3
-	}
-	if l < zapcore.DebugLevel {
+	switch {
+	case l < zapcore.DebugLevel:
 		return log.SeverityTrace
+	case l > zapcore.FatalLevel:
+		return log.SeverityFatal4
 	}
-	return log.SeverityFatal4
+	return severities[l-zapcore.DebugLevel]
 }

@@ -572,3 +572,12 @@ func TestDisabledLoggerConvertsNothing(t *testing.T) {
 		t.Errorf("disabled logger: %d emits, Stringer called %d times", emits.Load(), n)
 	}
 }
+
+func TestSeverityOfCustomLevels(t *testing.T) {
+	if got := severity(zapcore.DebugLevel - 1); got != log.SeverityTrace {
+		t.Errorf("below Debug: %v", got)
+	}
+	if got := severity(zapcore.FatalLevel + 1); got != log.SeverityFatal4 {
+		t.Errorf("above Fatal: %v", got)
+	}
+}

@@ -64,14 +64,14 @@ var emitting atomic.Int32
 // found by reentered.
 //
 //go:noinline
-func (b *bridge) emit(ctx context.Context, l log.Logger, rec log.Record) {
+func (b *bridge) emit(ctx context.Context, l log.Logger, rec *log.Record) {
 	n := emitting.Add(1)
 	defer emitting.Add(-1)
 	if n > checkEmitDepth && reentered() {
 		b.losses.add("re-entry: the provider logs back into the bridge from inside Emit")
 		return
 	}
-	l.Emit(ctx, rec)
+	l.Emit(ctx, *rec)
 }
 
 // maxReentryFrames is how far up the stack reentered looks: past the

@@ -3,9 +3,7 @@ package zaplens
 import (
 	"bytes"
 	"encoding/json"
-	"maps"
 	"math"
-	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -61,10 +59,10 @@ func jsonValue(v any, depth int) attribute.Value {
 		return attribute.SliceValue(vals...)
 	case map[string]any:
 		kvs := make([]attribute.KeyValue, 0, len(v))
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(k), Value: jsonValue(v[k], depth+1)})
+		for k, e := range v {
+			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(k), Value: jsonValue(e, depth+1)})
 		}
-		return attribute.MapValue(kvs...)
+		return attribute.MapValue(kvs...) // which sorts by key
 	}
 	return attribute.Value{}
 }
