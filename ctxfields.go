@@ -2,8 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"encoding/hex"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -60,59 +58,4 @@ func usableContext(ctx context.Context) (usable context.Context) {
 	}()
 	trace.SpanContextFromContext(ctx)
 	return ctx
-}
-
-// traceKeys are the keys under which a tee prints the ids; an empty key
-// leaves that id out.
-type traceKeys struct {
-	trace, span string
-	last        *atomic.Pointer[renderedIDs] // shared by a tee and its With copies
-}
-
-// renderedIDs is one span's ids as lowercase hex, trace then span. A rank
-// logs thousands of lines inside one span, so the last one rendered is kept
-// and those lines cost no allocation.
-type renderedIDs struct {
-	trace trace.TraceID
-	span  trace.SpanID
-	hex   string
-}
-
-func newTraceKeys(traceKey, spanKey string) traceKeys {
-	return traceKeys{trace: traceKey, span: spanKey, last: new(atomic.Pointer[renderedIDs])}
-}
-
-func (k traceKeys) off() bool { return k.trace == "" && k.span == "" }
-
-// fields appends the ids of ctx's span as string fields; none when ctx
-// carries no valid span.
-func (k traceKeys) fields(ctx context.Context, dst []zapcore.Field) []zapcore.Field {
-	if ctx == nil || k.off() {
-		return dst
-	}
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return dst
-	}
-	ids := k.render(sc)
-	if k.trace != "" {
-		dst = append(dst, zap.String(k.trace, ids.hex[:32]))
-	}
-	if k.span != "" {
-		dst = append(dst, zap.String(k.span, ids.hex[32:]))
-	}
-	return dst
-}
-
-func (k traceKeys) render(sc trace.SpanContext) *renderedIDs {
-	tid, sid := sc.TraceID(), sc.SpanID()
-	if r := k.last.Load(); r != nil && r.trace == tid && r.span == sid {
-		return r
-	}
-	var buf [2*len(trace.TraceID{}) + 2*len(trace.SpanID{})]byte
-	hex.Encode(buf[:32], tid[:])
-	hex.Encode(buf[32:], sid[:])
-	r := &renderedIDs{trace: tid, span: sid, hex: string(buf[:])}
-	k.last.Store(r)
-	return r
 }

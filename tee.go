@@ -3,10 +3,12 @@ package zaplens
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 
 	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -21,12 +23,11 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 		base = zapcore.NewNopCore()
 	}
 	bridge := NewCore(opts...)
-	cfg := &bridge.b.cfg
-	keys := newTraceKeys(cfg.traceKey, cfg.spanKey)
+	format := bridge.b.cfg.idFormat
 	if _, nested := base.(*tee); nested {
-		keys = newTraceKeys("", "") // the inner tee prints them
+		format = nil // the inner tee prints them
 	}
-	return &tee{base: base, bridge: bridge, keys: keys}
+	return &tee{base: base, bridge: bridge, format: format}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -40,7 +41,7 @@ func WrapCore(opts ...Option) zap.Option {
 type tee struct {
 	base   zapcore.Core
 	bridge *Core
-	keys   traceKeys
+	format IDFormat        // nil: no ids
 	ctx    context.Context // from With, for the entries that carry none
 	ids    []zapcore.Field // ctx's ids, rendered once
 }
@@ -64,7 +65,7 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	}
 	nt.bridge = t.bridge.With(fields).(*Core)
 	if ctx, n := findContext(fields); n > 0 {
-		nt.ctx, nt.ids = ctx, t.keys.fields(ctx, nil)
+		nt.ctx, nt.ids = ctx, t.appendIDs(nil, ctx)
 	}
 	return &nt
 }
@@ -112,7 +113,7 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 	}
 	out := (*buf)[:0]
 	if nctx > 0 {
-		out = t.keys.fields(ctx, out)
+		out = t.appendIDs(out, ctx)
 	} else {
 		ctx = t.ctx
 		out = append(out, t.ids...)
@@ -128,6 +129,29 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 	*buf = out
 	return out
 }
+
+// appendIDs appends the ids of ctx's span in the tee's format; none when
+// ctx carries no valid span. A format is user code: if it panics, the line
+// says so in place of the ids, as zap does for a panicking Stringer, and
+// is written all the same.
+func (t *tee) appendIDs(dst []zapcore.Field, ctx context.Context) (out []zapcore.Field) {
+	if ctx == nil || t.format == nil {
+		return dst
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return dst
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = append(dst, zap.String(keyIDFormatError, fmt.Sprintf("PANIC=%v", r)))
+		}
+	}()
+	return t.format.AppendIDs(dst, sc)
+}
+
+// keyIDFormatError holds the panic of an IDFormat in base's output.
+const keyIDFormatError = "idFormatError"
 
 // withoutContexts returns fields less the ones that carry a context.
 func withoutContexts(fields []zapcore.Field) []zapcore.Field {
