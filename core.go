@@ -137,6 +137,9 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	if ctx == nil {
 		ctx = c.ctx
 	}
+	if c.b.cfg.traceBased.drops(ent.Level, ctx) {
+		return // an unsampled trace's entry, below WithTraceBased's level
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

@@ -31,6 +31,7 @@ type config struct {
 	include      []string
 	exclude      []string
 	idFormat     IDFormat // nil: a tee writes no ids
+	traceBased   traceBased
 	flushTimeout time.Duration
 	defaultScope string
 }
