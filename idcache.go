@@ -14,13 +14,10 @@ import (
 // those lines cost no allocation. It is shared by the tees built with the
 // format and their With copies.
 type idCache struct {
-	render renderIDs
-	last   atomic.Pointer[renderedIDs]
+	decimal bool   // Datadog's form; else lowercase hex
+	prefix  string // before a hex trace id
+	last    atomic.Pointer[renderedIDs]
 }
-
-// renderIDs appends one span's trace id and span id to dst, and reports
-// where the span id starts.
-type renderIDs func(dst []byte, tid trace.TraceID, sid trace.SpanID) (out []byte, spanAt int)
 
 // renderedIDs is one span's ids as a format writes them; trace and span
 // share one allocation.
@@ -30,7 +27,9 @@ type renderedIDs struct {
 	trace, span string
 }
 
-func newIDCache(render renderIDs) *idCache { return &idCache{render: render} }
+func hexCache(prefix string) *idCache { return &idCache{prefix: prefix} }
+
+func decimalCache() *idCache { return &idCache{decimal: true} }
 
 // get returns sc's ids, rendering them only when sc is not the last span.
 func (c *idCache) get(sc trace.SpanContext) *renderedIDs {
@@ -38,21 +37,23 @@ func (c *idCache) get(sc trace.SpanContext) *renderedIDs {
 	if r := c.last.Load(); r != nil && r.traceID == tid && r.spanID == sid {
 		return r
 	}
-	out, at := c.render(make([]byte, 0, 96), tid, sid) // room for any without a project name
+	var buf [96]byte // room for any rendering but a long project name's
+	out, at := c.render(buf[:0], tid, sid)
 	s := string(out)
 	r := &renderedIDs{traceID: tid, spanID: sid, trace: s[:at], span: s[at:]}
 	c.last.Store(r)
 	return r
 }
 
-// appendHex renders both ids in lowercase hex, the trace id after prefix.
-func appendHex(prefix string) renderIDs {
-	return func(dst []byte, tid trace.TraceID, sid trace.SpanID) ([]byte, int) {
-		dst = append(dst, prefix...)
-		dst = hex.AppendEncode(dst, tid[:])
-		at := len(dst)
-		return hex.AppendEncode(dst, sid[:]), at
+// render appends both ids to dst and reports where the span id starts.
+func (c *idCache) render(dst []byte, tid trace.TraceID, sid trace.SpanID) ([]byte, int) {
+	if c.decimal {
+		return appendDecimal(dst, tid, sid)
 	}
+	dst = append(dst, c.prefix...)
+	dst = hex.AppendEncode(dst, tid[:])
+	at := len(dst)
+	return hex.AppendEncode(dst, sid[:]), at
 }
 
 // appendDecimal renders the lower 64 bits of each id, read big-endian as

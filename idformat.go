@@ -67,14 +67,14 @@ func hexIDs(traceKey, spanKey string) IDFormat {
 	if traceKey == "" && spanKey == "" {
 		return nil
 	}
-	return &keyedIDs{traceKey: traceKey, spanKey: spanKey, cache: newIDCache(appendHex(""))}
+	return &keyedIDs{traceKey: traceKey, spanKey: spanKey, cache: hexCache("")}
 }
 
 // DatadogIDs writes dd.trace_id and dd.span_id, each the decimal string of
 // the id's lower 64 bits: Datadog's rule for OpenTelemetry ids, and the
 // attributes its log pipeline's trace remapper reads by default.
 func DatadogIDs() IDFormat {
-	return &keyedIDs{traceKey: "dd.trace_id", spanKey: "dd.span_id", cache: newIDCache(appendDecimal)}
+	return &keyedIDs{traceKey: "dd.trace_id", spanKey: "dd.span_id", cache: decimalCache()}
 }
 
 // ECSIDs writes trace.id and span.id in lowercase hex: the Elastic Common
@@ -108,7 +108,7 @@ func googleIDs(project string) *keyedIDs {
 		traceKey:   "logging.googleapis.com/trace",
 		spanKey:    "logging.googleapis.com/spanId",
 		sampledKey: "logging.googleapis.com/trace_sampled",
-		cache:      newIDCache(appendHex(prefix)),
+		cache:      hexCache(prefix),
 	}
 }
 

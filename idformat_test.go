@@ -290,6 +290,8 @@ func TestAllocationsIDFormats(t *testing.T) {
 	ctx, _ := spanContext(t)
 	fields := []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
 		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
+	otherCtx, _ := unsampledSpanContext(t)
+	other := append([]zap.Field{Context(otherCtx)}, fields[1:]...)
 	for _, f := range formatOptions {
 		logger := zap.New(NewTee(jsonDiscard(), WithLoggerProvider(discardProvider{}), f.opt))
 		with := logger.With(Context(ctx))
@@ -298,6 +300,13 @@ func TestAllocationsIDFormats(t *testing.T) {
 		}
 		if n := testing.AllocsPerRun(200, func() { with.Info("i", fields[1:]...) }); n != 0 {
 			t.Errorf("%s, context from With: %v allocations per line, want 0", f.name, n)
+		}
+		// A new span costs its rendering: the string and the record of it.
+		if n := testing.AllocsPerRun(200, func() {
+			logger.Info("i", fields...)
+			logger.Info("i", other...)
+		}); n != 4 {
+			t.Errorf("%s, spans alternating: %v allocations per two lines, want 4", f.name, n)
 		}
 	}
 }
