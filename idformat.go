@@ -71,8 +71,8 @@ func hexIDs(traceKey, spanKey string) IDFormat {
 }
 
 // DatadogIDs writes dd.trace_id and dd.span_id, each the decimal string of
-// the id's lower 64 bits: Datadog's rule for OpenTelemetry ids, and the
-// attributes its log pipeline's trace remapper reads by default.
+// the id's lower 64 bits: Datadog's rule for OpenTelemetry ids. dd.trace_id
+// is the attribute Datadog's trace remapper reads by default.
 func DatadogIDs() IDFormat {
 	return &keyedIDs{traceKey: "dd.trace_id", spanKey: "dd.span_id", cache: decimalCache()}
 }
