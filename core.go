@@ -173,12 +173,13 @@ func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.E
 func writeWire(l *logger, e *attrEncoder, ctx context.Context, ent zapcore.Entry, sev log.Severity) {
 	rec := otlpwire.Record{
 		Time:         ent.Time,
+		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
 		Severity:     sev,
 		SeverityText: ent.Level.String(),
 		Body:         stringValue(ent.Message),
 	}
 	setSpan(&rec, trace.SpanContextFromContext(ctx))
-	l.enqueue(&rec, e.result())
+	l.enqueue(&rec, e.result(), true)
 }
 
 // fillRecord makes rec the log.Record of the converted entry, for any other

@@ -60,25 +60,28 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 		EventName:    r.EventName(),
 	}
 	setSpan(&rec, trace.SpanContextFromContext(ctx))
-	l.enqueue(&rec, s.attrs)
+	l.enqueue(&rec, s.attrs, false)
 }
 
 func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
 	rec.TraceID, rec.SpanID, rec.Flags = sc.TraceID(), sc.SpanID(), sc.TraceFlags()
 }
 
-// enqueue encodes rec with attrs, whose keys are unique, and queues it. A
-// record too large for any request has its longest values cut to fit, and
-// is counted.
-func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue) {
+// enqueue encodes rec with attrs, whose keys are unique, and queues it.
+// valid says every string is valid UTF-8 already, as the bridge makes
+// them. A record too large for any request has its longest values cut to
+// fit, and is counted.
+func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid bool) {
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
 	}
+	lim := l.p.limits
+	lim.CheckUTF8 = !valid
 	bp := bufPool.Get().(*[]byte)
-	buf := otlpwire.AppendRecord((*bp)[:0], rec, attrs, l.p.limits)
+	buf := otlpwire.AppendRecord((*bp)[:0], rec, attrs, lim)
 	cut := false
 	if max := l.p.pipe.MaxRecordBytes(); len(buf) > max {
-		buf, cut = cutRecord(buf, rec, attrs, l.p.limits, max), true
+		buf, cut = cutRecord(buf, rec, attrs, lim, max), true
 	}
 	l.p.pipe.Enqueue(l.scope, buf, cut)
 	if cap(buf) <= maxPooledBuf {
