@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/embedded"
@@ -196,7 +197,11 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // Shutdown flushes the queue, stops the exporter and makes the final loss
 // report. It returns by the time ctx is done, or after
 // [DefaultShutdownTimeout] if ctx has no deadline, even with the collector
-// down; a slow loss-report writer or callback may add 100ms. If any record
+// down; a slow loss-report writer or callback may add 100ms. When an
+// earlier flush has been waiting for a second or more (a collector that
+// does not answer, and a Sync that gave up on it), a ctx without deadline
+// gets [StuckShutdownTimeout] instead: the program's stop is not made to
+// wait it out twice. If any record
 // was not delivered over the provider's life, its error holds a
 // [*DeliveryError] that says how many. Its loggers are disabled from then
 // on, so the bridge sends them nothing more. A later or concurrent call
@@ -206,7 +211,12 @@ func (p *LoggerProvider) Shutdown(ctx context.Context) error {
 	if p.pipe == nil {
 		return nil
 	}
-	ctx, cancel := bounded(ctx)
+	var cancel context.CancelFunc
+	if _, ok := ctx.Deadline(); !ok && p.pipe.FlushWaiting() >= time.Second {
+		ctx, cancel = context.WithTimeout(ctx, StuckShutdownTimeout)
+	} else {
+		ctx, cancel = bounded(ctx)
+	}
 	defer cancel()
 	first := false
 	p.shutdownOnce.Do(func() { first = true })

@@ -36,6 +36,11 @@ const (
 	// context has no deadline: with the collector down, an unbounded
 	// Shutdown would wait out the OTLP timeout once per batch in the queue.
 	DefaultShutdownTimeout = 10 * time.Second
+	// StuckShutdownTimeout bounds Shutdown, when its context has no
+	// deadline, after a flush that ran out of time: with the README's
+	// pattern (Sync, then Shutdown) and a collector that never answers, a
+	// program stops within the flush bound and this.
+	StuckShutdownTimeout = 500 * time.Millisecond
 	// DefaultReportInterval is how often losses are reported, if any.
 	DefaultReportInterval = 10 * time.Second
 	// DefaultEndpoint is the OTel spec's default for OTLP/gRPC: a

@@ -39,11 +39,12 @@ type Pipeline struct {
 	stopped  bool
 	scopes   []otlpwire.Scope
 	lastErr  error
-	enqueued uint64 // records accepted so far, the marks flushes wait for
-	settled  uint64 // accepted records exported or failed so far
-	kicked   bool   // the exporter was told a batch is ready
-	flushAt  uint64 // the highest mark a flush asked for
-	final    bool   // exports are a flush's or the shutdown's
+	enqueued uint64    // records accepted so far, the marks flushes wait for
+	settled  uint64    // accepted records exported or failed so far
+	kicked   bool      // the exporter was told a batch is ready
+	flushAt  uint64    // the highest mark a flush asked for
+	flushed  time.Time // when the oldest flush not yet done was asked for
+	final    bool      // exports are a flush's or the shutdown's
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
@@ -155,6 +156,18 @@ func (p *Pipeline) batchReady() bool {
 	return p.q.records >= p.cfg.MaxBatchRecords || p.q.bytes >= p.cfg.MaxRequestBytes/2
 }
 
+// FlushWaiting is how long the oldest flush not yet done has waited, zero
+// when every flush is done: a flush that outlived its caller's deadline
+// means a collector that does not answer.
+func (p *Pipeline) FlushWaiting() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.flushAt <= p.settled {
+		return 0
+	}
+	return time.Since(p.flushed)
+}
+
 // Waiting is how many records wait in the queue, not yet in an export.
 func (p *Pipeline) Waiting() int {
 	p.mu.Lock()
@@ -192,6 +205,9 @@ func (p *Pipeline) Flush(ctx context.Context) error {
 	if p.settled >= mark {
 		p.mu.Unlock()
 		return nil
+	}
+	if p.flushAt <= p.settled {
+		p.flushed = time.Now()
 	}
 	p.flushAt = max(p.flushAt, mark)
 	p.mu.Unlock()
