@@ -38,6 +38,9 @@ func TestExitWithoutCollector(t *testing.T) {
 		exitChild(ep)
 		return
 	}
+	if raceEnabled {
+		t.Skip("exit times under the race detector say nothing of a real program's")
+	}
 	refused := closedPort(t)
 	silent := silentListener(t)
 	for _, tc := range []struct {
