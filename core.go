@@ -15,7 +15,10 @@ import (
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/global"
 	"go.opentelemetry.io/otel/log/noop"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Core is the bridge alone: a zapcore.Core that sends each entry it is given
@@ -51,7 +54,8 @@ type bridge struct {
 // scope is what the bridge knows of one zap logger name.
 type scope struct {
 	logger  log.Logger
-	bridged bool // the name passes the filters and the logger is not a no-op
+	wire    *logger // logger itself when it is a zaplens provider's: no log.Record needed
+	bridged bool    // the name passes the filters and the logger is not a no-op
 }
 
 // maxScopes bounds the scope cache, against a program that names loggers
@@ -118,7 +122,7 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	ctx, _ := findContext(fields)
 	e := getEncoder()
 	defer putEncoder(e)
-	c.write(e, c.b.scope(ent.LoggerName).logger, ctx, ent, fields)
+	c.write(e, c.b.scope(ent.LoggerName), ctx, ent, fields)
 	return nil
 }
 
@@ -130,9 +134,10 @@ func (c *Core) Sync() error { return c.b.flush() }
 // provider's to count.
 func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
 
-// write converts the entry with e, an empty encoder, and emits it to l. ctx
-// is the entry's own context, or nil.
-func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+// write converts the entry with e, an empty encoder, and emits it to the
+// scope's logger. ctx is the entry's own context, or nil.
+func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+	l := s.logger
 	defer c.b.recoverLoss("Write")
 	if ctx == nil {
 		ctx = c.ctx
@@ -152,21 +157,43 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
+	if s.wire != nil {
+		writeWire(s.wire, e, ctx, ent, sev)
+	} else {
+		var rec log.Record
+		fillRecord(&rec, e, ent, sev)
+		c.b.emit(ctx, l, &rec)
+	}
+	if ent.Level >= zapcore.DPanicLevel {
+		// zap panics or exits right after the cores' Write: the last line
+		// must leave the queue first.
+		_ = c.b.flush()
+	}
+}
 
-	var rec log.Record
+// writeWire hands the converted entry to a zaplens provider's logger,
+// which encodes it straight to OTLP bytes.
+func writeWire(l *logger, e *attrEncoder, ctx context.Context, ent zapcore.Entry, sev log.Severity) {
+	rec := otlpwire.Record{
+		Time:         ent.Time,
+		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
+		Severity:     sev,
+		SeverityText: ent.Level.String(),
+		Body:         stringValue(ent.Message),
+	}
+	setSpan(&rec, trace.SpanContextFromContext(ctx))
+	l.enqueue(&rec, e.result(), true)
+}
+
+// fillRecord makes rec the log.Record of the converted entry, for any other
+// provider. rec is the caller's, so that it stays on the stack.
+func fillRecord(rec *log.Record, e *attrEncoder, ent zapcore.Entry, sev log.Severity) {
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
 	rec.AddAttributes(e.result()...)
-	c.b.emit(ctx, l, &rec)
-
-	if ent.Level >= zapcore.DPanicLevel {
-		// zap panics or exits right after the cores' Write: the last line
-		// must leave the queue first.
-		_ = c.b.flush()
-	}
 }
 
 // seed makes an empty encoder start where With left off.
@@ -197,13 +224,13 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 }
 
 // check decides Check: level first, as cheap as zap's own, then the name.
-// It returns the logger to emit to.
-func (b *bridge) check(ent zapcore.Entry) (log.Logger, bool) {
+// It returns the scope to emit to.
+func (b *bridge) check(ent zapcore.Entry) (scope, bool) {
 	if !b.cfg.level.Enabled(ent.Level) {
-		return nil, false
+		return scope{}, false
 	}
 	s := b.scope(ent.LoggerName)
-	return s.logger, s.bridged
+	return s, s.bridged
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.
@@ -243,6 +270,7 @@ func (b *bridge) newScope(name string) (s scope) {
 		}
 	}()
 	s.logger = b.provider.Logger(validString(scopeName))
+	s.wire, _ = s.logger.(*logger)
 	_, isNoop := s.logger.(noop.Logger)
 	s.bridged = !isNoop && b.cfg.bridgesName(name)
 	return s

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/transport"
 )
 
 // The environment is read here rather than left to otlploggrpc and the SDK:
@@ -41,7 +43,7 @@ func (c *providerConfig) resolveEnv() error {
 		return err
 	}
 	var otlp error
-	if c.exporter == nil && c.exporterName.value == "otlp" {
+	if c.exportFunc == nil && c.exporterName.value == "otlp" {
 		otlp = c.resolveOTLP()
 	}
 	return errors.Join(otlp, c.resolveBatch(), c.resolveLimits())
@@ -49,7 +51,7 @@ func (c *providerConfig) resolveEnv() error {
 
 // off tells whether the provider is a no-op by configuration.
 func (c *providerConfig) off() bool {
-	return c.disabled.value || (c.exporterName.value == "none" && c.exporter == nil)
+	return c.disabled.value || (c.exporterName.value == "none" && c.exportFunc == nil)
 }
 
 func (c *providerConfig) resolveSwitches() error {
@@ -89,16 +91,16 @@ func envBool(keys ...string) (bool, error) {
 }
 
 func (c *providerConfig) resolveOTLP() error {
-	var errs []error
-	if v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); v != "" && v != "grpc" {
-		errs = append(errs, fmt.Errorf("%s=%q: zaplens exports over grpc only", k, v))
-	}
+	errs := []error{c.resolveProtocol()}
 	c.endpointFrom = "WithEndpoint"
 	if !c.endpoint.set {
 		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 		c.endpointFrom = k
 		if v == "" {
 			v, c.endpointFrom = DefaultEndpoint, "the default endpoint"
+			if c.protocol.value == string(transport.HTTPProtobuf) {
+				v = DefaultHTTPEndpoint
+			}
 		}
 		c.endpoint.put(v)
 	}
@@ -134,23 +136,69 @@ func (c *providerConfig) resolveOTLP() error {
 	return errors.Join(errs...)
 }
 
-// target is where the gRPC client dials, with whether to use TLS.
-type target struct {
-	hostport string
-	tls      bool
+// resolveProtocol reads OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL: grpc or
+// http/protobuf; http/json is refused with a word on what to use.
+func (c *providerConfig) resolveProtocol() error {
+	from := "WithProtocol"
+	if !c.protocol.set {
+		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+		c.protocol.value, from = strings.TrimSpace(v), k
+	}
+	switch c.protocol.value {
+	case "":
+		c.protocol.value = string(transport.GRPC)
+	case string(transport.GRPC), string(transport.HTTPProtobuf):
+	case "http/json":
+		return fmt.Errorf("%s=%q: not supported; use grpc or http/protobuf, which every collector accepts", from, c.protocol.value)
+	default:
+		return fmt.Errorf("%s=%q: want grpc or http/protobuf", from, c.protocol.value)
+	}
+	return nil
 }
 
-// target resolves where and how to dial. The insecure variables apply only
+// target is where and how the transport sends.
+type target struct {
+	protocol transport.Protocol
+	endpoint string // gRPC: host:port; HTTP: the whole URL
+	tls      bool
+	display  string // for messages: no credentials, path or query
+}
+
+// target resolves where and how to send. The insecure variables apply only
 // to an endpoint without a scheme, as the OTLP spec says; WithInsecure
 // turns TLS off whatever the scheme.
 func (c *providerConfig) target() (target, error) {
-	t, err := parseEndpoint(c.endpoint.value, c.insecure.value)
+	t, path, err := parseEndpoint(c.endpoint.value, c.insecure.value, transport.Protocol(c.protocol.value))
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", c.endpointFrom, err)
 	}
 	if c.insecure.set && c.insecure.value {
 		t.tls = false
 	}
+	scheme := "https://"
+	if !t.tls {
+		scheme = "http://"
+	}
+	t.display = scheme + t.endpoint
+	if t.protocol == transport.GRPC {
+		if path != "" && path != "/" {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s has a path, which OTLP/gRPC does not use: sending to %s (OTLP/HTTP, which uses paths such as /v1/logs, listens on port 4318: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)", c.endpointFrom, t.display))
+		}
+		return t, nil
+	}
+	// OTLP/HTTP: the generic variable names a base URL, to which the signal's
+	// path is added; the logs variable is the URL itself.
+	switch {
+	case c.endpointFrom == "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT":
+	case c.endpointFrom == "OTEL_EXPORTER_OTLP_ENDPOINT":
+		path = strings.TrimSuffix(path, "/") + "/v1/logs"
+	case path == "" || path == "/":
+		path = "/v1/logs"
+	}
+	if path == "" {
+		path = "/"
+	}
+	t.endpoint = scheme + t.endpoint + path
 	return t, nil
 }
 
@@ -159,17 +207,17 @@ func (c *providerConfig) target() (target, error) {
 // as a URL of scheme "host" and dial an empty target; here it means
 // host:4317 over TLS unless insecure. Messages show the endpoint without
 // credentials.
-func parseEndpoint(raw string, insecure bool) (target, error) {
+func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (t target, path string, err error) {
 	raw = strings.TrimSpace(raw)
 	if !strings.Contains(raw, "://") {
 		raw = "scheme-less://" + raw
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return target{}, fmt.Errorf("endpoint %s: not a URL or host:port", redactEndpoint(raw))
+		return target{}, "", fmt.Errorf("endpoint %s: not a URL or host:port", redactEndpoint(raw))
 	}
 	if u.User != nil {
-		return target{}, fmt.Errorf("endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(raw))
+		return target{}, "", fmt.Errorf("endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(raw))
 	}
 	useTLS := !insecure
 	switch u.Scheme {
@@ -179,19 +227,25 @@ func parseEndpoint(raw string, insecure bool) (target, error) {
 		useTLS = false
 	case "scheme-less":
 	default:
-		return target{}, fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
+		return target{}, "", fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
-		return target{}, fmt.Errorf("endpoint %s: no host", redactEndpoint(raw))
+		return target{}, "", fmt.Errorf("endpoint %s: no host", redactEndpoint(raw))
 	}
 	if port == "" {
 		port = "4317"
+		if protocol == transport.HTTPProtobuf {
+			port = "4318"
+		}
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return target{}, fmt.Errorf("endpoint %s: bad port", redactEndpoint(raw))
+		return target{}, "", fmt.Errorf("endpoint %s: bad port", redactEndpoint(raw))
 	}
-	return target{hostport: net.JoinHostPort(host, port), tls: useTLS}, nil
+	if u.RawQuery != "" || u.Fragment != "" {
+		return target{}, "", fmt.Errorf("endpoint %s: a query or fragment is not allowed", redactEndpoint(raw))
+	}
+	return target{protocol: protocol, endpoint: net.JoinHostPort(host, port), tls: useTLS}, u.EscapedPath(), nil
 }
 
 // redactEndpoint keeps the scheme, host and port of an endpoint for a
@@ -310,31 +364,36 @@ func loadCertPool(path string) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// maxQueueSize bounds OTEL_BLRP_MAX_QUEUE_SIZE and WithQueueSize: the
-// queue's slots, 600 bytes each, are allocated when the provider starts.
-const maxQueueSize = 1 << 20
+// minRequestBytes keeps a request bound large enough for a record with a
+// few cut values.
+const minRequestBytes = 64 << 10
 
 func (c *providerConfig) resolveBatch() error {
 	errs := []error{
-		resolveInt(&c.queueSize, DefaultQueueSize, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
+		resolveInt(&c.queueSize, 0, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
+		resolveInt(&c.queueBytes, DefaultQueueBytes, 1024, "ZAPLENS_QUEUE_BYTES"),
+		resolveInt(&c.requestBytes, DefaultRequestBytes, minRequestBytes, "ZAPLENS_REQUEST_BYTES"),
 		resolveInt(&c.batchSize, DefaultBatchSize, 1, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"),
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
 		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
-	if c.queueSize.value > maxQueueSize {
-		// The queue is allocated whole at start: a typo must not take the
-		// program down for want of memory.
-		errs = append(errs, fmt.Errorf("queue size %d is above the most this library allocates, %d (about 600 MiB)", c.queueSize.value, maxQueueSize))
-	}
 	// The SDK clamps a batch larger than the queue without a word; the
 	// default batch is lowered to fit a small queue, an explicit one fails.
-	if c.batchSize.value > c.queueSize.value {
+	if q := c.queueRecords(); q > 0 && c.batchSize.value > q {
 		if c.batchSize.set {
-			errs = append(errs, fmt.Errorf("batch size %d is larger than queue size %d", c.batchSize.value, c.queueSize.value))
+			errs = append(errs, fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q))
 		}
-		c.batchSize.value = c.queueSize.value
+		c.batchSize.value = q
 	}
 	return errors.Join(errs...)
+}
+
+// queueRecords is the queue's bound in records, 0 when only bytes bound it.
+func (c *providerConfig) queueRecords() int {
+	if c.queueSize.set {
+		return c.queueSize.value
+	}
+	return 0
 }
 
 func (c *providerConfig) resolveLimits() error {

@@ -3,7 +3,6 @@ package zaplens
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -38,9 +37,11 @@ func (l Loss) String() string {
 // straight to a writer or callback: it must not go through the pipeline
 // whose losses it reports, and must never speak once per record.
 type reporter struct {
-	gate     *gate
+	p        *LoggerProvider
 	interval time.Duration
 	report   func(Loss)
+	write    func(string) // a line to the loss writer; nil when reports are off
+	warned   sync.Map     // transport.Cause -> struct{}: each warned once
 	stop     chan struct{}
 	done     chan struct{}
 	once     sync.Once
@@ -48,9 +49,9 @@ type reporter struct {
 	lastAt   time.Time
 }
 
-func newReporter(g *gate, c *providerConfig) *reporter {
+func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 	r := &reporter{
-		gate:     g,
+		p:        p,
 		interval: c.reportInterval,
 		report:   c.report,
 		stop:     make(chan struct{}),
@@ -60,22 +61,41 @@ func newReporter(g *gate, c *providerConfig) *reporter {
 	if r.interval <= 0 {
 		r.interval = DefaultReportInterval
 	}
+	if !c.reportOff {
+		w := c.reportWriter
+		if w == nil {
+			w = os.Stderr
+		}
+		r.write = func(line string) { fmt.Fprintln(w, line) }
+	}
 	switch {
 	case r.report != nil:
-	case c.reportOff:
+	case r.write == nil:
 		r.report = func(Loss) {}
 	default:
-		r.report = writeLoss(c.reportWriter)
+		r.report = func(l Loss) { r.write(l.String()) }
+	}
+	for _, w := range c.warnings {
+		r.say("zaplens: " + w)
 	}
 	go r.run()
 	return r
 }
 
-func writeLoss(w io.Writer) func(Loss) {
-	if w == nil {
-		w = os.Stderr
+// say writes one line to the loss writer, if there is one.
+func (r *reporter) say(line string) {
+	if r.write != nil {
+		r.write(line)
 	}
-	return func(l Loss) { fmt.Fprintln(w, l.String()) }
+}
+
+// warnOnce tells the first export failure of each cause at once, rather
+// than at the next interval, so that a misconfiguration shows before any
+// retry has run out.
+func (r *reporter) warnOnce(cause any, err error) {
+	if _, seen := r.warned.LoadOrStore(cause, struct{}{}); !seen {
+		r.say("zaplens: " + err.Error())
+	}
 }
 
 func (r *reporter) run() {
@@ -95,13 +115,13 @@ func (r *reporter) run() {
 
 // tick reports what was lost since the last tick, if anything.
 func (r *reporter) tick() {
-	now := r.gate.counts.snapshot()
+	now := r.p.Stats()
 	l := Loss{
 		Interval: time.Since(r.lastAt),
 		Dropped:  now.Dropped - r.last.Dropped,
 		Failed:   now.Failed - r.last.Failed,
 		Totals:   now,
-		Err:      r.gate.lastError(),
+		Err:      r.p.pipe.LastError(),
 	}
 	r.last, r.lastAt = now, time.Now()
 	if l.Dropped+l.Failed > 0 {
@@ -131,14 +151,14 @@ func (r *reporter) close(ctx context.Context) {
 // final reports, on the reporter's goroutine, what was not delivered over
 // the provider's life, if anything.
 func (r *reporter) final() {
-	now := r.gate.counts.snapshot()
+	now := r.p.Stats()
 	if now.Lost()+now.Queued > 0 {
 		r.safeReport(Loss{
 			Interval: time.Since(r.lastAt),
 			Dropped:  now.Dropped - r.last.Dropped,
 			Failed:   now.Failed - r.last.Failed,
 			Totals:   now,
-			Err:      r.gate.lastError(),
+			Err:      r.p.pipe.LastError(),
 			Final:    true,
 		})
 	}

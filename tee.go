@@ -7,7 +7,6 @@ import (
 	"os"
 	"sync"
 
-	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -75,14 +74,14 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 // so that it can take the context out and put the ids in.
 func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	base := t.base.Check(ent, nil)
-	logger, bridged := t.bridge.b.check(ent)
+	s, bridged := t.bridge.b.check(ent)
 	if base == nil && !bridged {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base = t, base
+	w.tee, w.base, w.bridged = t, base, bridged
 	if bridged {
-		w.logger = logger
+		w.scope = s
 	}
 	return ce.AddCore(ent, w)
 }
@@ -94,7 +93,7 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(ctx, n, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName).logger, ctx, ent, fields)
+	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName), ctx, ent, fields)
 	return err
 }
 
@@ -171,11 +170,12 @@ func withoutContexts(fields []zapcore.Field) []zapcore.Field {
 // that Write does not make them again, and its scratch space. It is pooled;
 // zap calls Write once.
 type teeWrite struct {
-	tee    *tee
-	base   *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
-	logger log.Logger            // where the bridge emits, nil if it skips the entry
-	fields []zapcore.Field       // scratch for base's fields
-	enc    attrEncoder           // scratch for the bridge's attributes
+	tee     *tee
+	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
+	scope   scope                 // where the bridge emits, if bridged
+	bridged bool                  // the bridge takes the entry
+	fields  []zapcore.Field       // scratch for base's fields
+	enc     attrEncoder           // scratch for the bridge's attributes
 }
 
 var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncoder()} }}
@@ -193,8 +193,8 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		w.base.ErrorOutput = baseErrorOutput
 		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
 	}
-	if w.logger != nil {
-		t.bridge.write(&w.enc, w.logger, ctx, ent, fields)
+	if w.bridged {
+		t.bridge.write(&w.enc, w.scope, ctx, ent, fields)
 	}
 	w.release()
 	return nil
@@ -210,7 +210,7 @@ func (w *teeWrite) release() {
 	if !w.enc.reset() {
 		return
 	}
-	w.tee, w.base, w.logger, w.fields = nil, nil, nil, w.fields[:0]
+	w.tee, w.base, w.scope, w.bridged, w.fields = nil, nil, scope{}, false, w.fields[:0]
 	writerPool.Put(w)
 }
 
