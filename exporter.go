@@ -74,6 +74,7 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	if err != nil {
 		return exporter{}, err
 	}
+	x := &otlpExporter{endpoint: t.display, p: p}
 	client, err := transport.New(transport.Config{
 		Protocol:  t.protocol,
 		Endpoint:  t.endpoint,
@@ -83,11 +84,12 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 		Gzip:      c.compression.value == "gzip",
 		Timeout:   c.otlpTimeout.value,
 		UserAgent: "zaplens/" + Version,
+		OnRetry:   x.warn,
 	})
 	if err != nil {
 		return exporter{}, err
 	}
-	x := &otlpExporter{client: client, endpoint: t.display, p: p}
+	x.client = client
 	return exporter{export: x.export, close: client.Close}, nil
 }
 
@@ -119,7 +121,13 @@ func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final boo
 func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transport.Mode) (int, error) {
 	res := x.client.Export(ctx, body, n, mode)
 	if res.Err != nil {
-		x.p.reporter.warnOnce(res.Cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, res.Err, res.Cause.Hint(x.endpoint)))
+		x.warn(res.Cause, res.Err)
 	}
 	return int(res.Rejected), res.Err
+}
+
+// warn tells the first failure of each cause at once, from the first
+// attempt on, with what to do about it.
+func (x *otlpExporter) warn(cause transport.Cause, err error) {
+	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.Hint(x.endpoint)))
 }

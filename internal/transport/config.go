@@ -47,6 +47,10 @@ type Config struct {
 	// Timeout bounds one Export call, retries included; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// OnRetry, when set, is called after each failed attempt that will be
+	// retried, with its cause and its error (sanitized), so that a caller
+	// can warn before every retry has run out. It must not block.
+	OnRetry func(cause Cause, err error)
 	// UserAgent, when set, is sent as the User-Agent (gRPC appends its own
 	// version to it).
 	UserAgent string
@@ -56,8 +60,9 @@ type Config struct {
 type Mode int
 
 const (
-	// Normal retries retryable failures within the timeout, and waits for a
-	// connection (gRPC WaitForReady) within the timeout.
+	// Normal retries retryable failures within the timeout, a refused
+	// connection included: a collector that restarts within it loses
+	// nothing.
 	Normal Mode = iota
 	// Final is for flush and shutdown: when the endpoint refuses connections
 	// (connection refused, no route, DNS failure), Export fails at once

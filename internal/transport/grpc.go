@@ -41,6 +41,7 @@ type grpcClient struct {
 	conn     *grpc.ClientConn
 	endpoint string // sanitized, for errors
 	timeout  time.Duration
+	onRetry  func(Cause, error)
 	insecure bool // plaintext
 	md       metadata.MD
 	secrets  []string
@@ -72,6 +73,7 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 		conn:     conn,
 		endpoint: Sanitize(cfg.Endpoint, secrets),
 		timeout:  cfg.Timeout,
+		onRetry:  cfg.OnRetry,
 		insecure: cfg.Insecure,
 		secrets:  secrets,
 		opts:     []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})},
@@ -88,7 +90,11 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 // Export implements Client.
 func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) Result {
 	msg := rawMessage(body)
-	opts := append(c.opts[:len(c.opts):len(c.opts)], grpc.WaitForReady(mode != Final))
+	// Never WaitForReady: a call that waits for the connection hides why it
+	// cannot be made until the timeout, and the first failure must be told
+	// at once. A refused connection fails the attempt, which run retries
+	// with backoff in Normal mode while gRPC reconnects.
+	opts := append(c.opts[:len(c.opts):len(c.opts)], grpc.WaitForReady(false))
 	if c.md != nil {
 		md := c.md
 		if out, ok := metadata.FromOutgoingContext(ctx); ok {
@@ -96,7 +102,7 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		}
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
-	return run(ctx, c.timeout, n, mode, &c.closed, func(ctx context.Context) attempt {
+	return run(ctx, c.timeout, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
 		var (
 			resp collogspb.ExportLogsServiceResponse
 			p    peer.Peer

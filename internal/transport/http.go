@@ -37,6 +37,7 @@ type httpClient struct {
 	gzip      bool
 	plaintext bool
 	timeout   time.Duration
+	onRetry   func(Cause, error)
 	secrets   []string
 	closed    atomic.Bool
 }
@@ -69,6 +70,7 @@ func newHTTP(cfg Config) (*httpClient, error) {
 		gzip:      cfg.Gzip,
 		plaintext: scheme == "http",
 		timeout:   cfg.Timeout,
+		onRetry:   cfg.OnRetry,
 		secrets:   secrets,
 	}
 	for k, v := range cfg.Headers {
@@ -102,7 +104,7 @@ func (c *httpClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 	// return keeps the caller's buffer out of its reach.
 	owner := &bodyOwner{data: payload}
 	defer owner.detach()
-	return run(ctx, c.timeout, n, mode, &c.closed, func(ctx context.Context) attempt {
+	return run(ctx, c.timeout, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
 		return c.send(ctx, owner, n)
 	})
 }

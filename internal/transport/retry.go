@@ -33,7 +33,8 @@ type attempt struct {
 // run calls try until it delivers, fails for good, or the time runs out:
 // the sooner of ctx's deadline and timeout. In Final mode a refused
 // connection ends it at once.
-func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *atomic.Bool, try func(context.Context) attempt) Result {
+// onRetry, when set, hears of each failed attempt that will be retried.
+func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *atomic.Bool, onRetry func(Cause, error), try func(context.Context) attempt) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	attempts := 0
@@ -59,6 +60,9 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 			a.err = errorf(errors.Unwrap(a.err), "%v (no retry: the next one, in %v, would pass the deadline)", a.err, wait.Round(time.Millisecond))
 			return failed(n, attempts, a)
+		}
+		if onRetry != nil {
+			onRetry(a.cause, a.err)
 		}
 		t := time.NewTimer(wait)
 		select {

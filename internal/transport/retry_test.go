@@ -90,7 +90,7 @@ func TestRun(t *testing.T) {
 			var calls atomic.Int32
 			var closed atomic.Bool
 			start := time.Now()
-			r := run(context.Background(), tt.timeout, 5, tt.mode, &closed, script(&calls, tt.as...))
+			r := run(context.Background(), tt.timeout, 5, tt.mode, &closed, nil, script(&calls, tt.as...))
 			within(t, "run", time.Since(start), tt.maxTook)
 			if r.Cause != tt.cause || r.Rejected != tt.rejected || r.Attempts != tt.attempts {
 				t.Errorf("result %+v, want cause %v, rejected %d, %d attempts", r, tt.cause, tt.rejected, tt.attempts)
@@ -109,12 +109,12 @@ func TestRunContext(t *testing.T) {
 	// Cancelled while waiting to retry.
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	var calls atomic.Int32
-	r := run(ctx, 10*time.Second, 3, Normal, &closed, script(&calls, attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}))
+	r := run(ctx, 10*time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}))
 	if r.Cause != Other || !errors.Is(r.Err, context.Canceled) || r.Rejected != 3 {
 		t.Errorf("canceled: %+v", r)
 	}
 	// An attempt cut by the deadline is a Timeout.
-	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, func(ctx context.Context) attempt {
+	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
 		<-ctx.Done()
 		return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "cut")}
 	})
@@ -122,7 +122,7 @@ func TestRunContext(t *testing.T) {
 		t.Errorf("deadline: %+v", r)
 	}
 	// ... unless it knew better.
-	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, func(ctx context.Context) attempt {
+	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
 		<-ctx.Done()
 		return attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}
 	})
@@ -131,8 +131,28 @@ func TestRunContext(t *testing.T) {
 	}
 	// A closed client stops the loop.
 	closed.Store(true)
-	r = run(context.Background(), time.Second, 3, Normal, &closed, script(&calls, attempt{cause: Delivered}))
+	r = run(context.Background(), time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Delivered}))
 	if !errors.Is(r.Err, ErrClosed) || r.Attempts != 0 || r.Rejected != 3 {
 		t.Errorf("closed: %+v", r)
+	}
+}
+
+// OnRetry hears of each failed attempt that is retried, at once, and not
+// of the last one.
+func TestOnRetryHearsEachRetriedAttempt(t *testing.T) {
+	var closed atomic.Bool
+	var calls atomic.Int32
+	var heard []Cause
+	r := run(context.Background(), 10*time.Second, 3, Normal, &closed, func(c Cause, err error) {
+		if err == nil {
+			t.Error("OnRetry without an error")
+		}
+		heard = append(heard, c)
+	}, script(&calls,
+		attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")},
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Delivered}))
+	if r.Err != nil || len(heard) != 2 || heard[0] != Unavailable || heard[1] != Refused {
+		t.Errorf("result %+v, heard %v", r, heard)
 	}
 }
