@@ -138,6 +138,9 @@ func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
 // scope's logger. ctx is the entry's own context, or nil.
 func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
 	l := s.logger
+	if !s.bridged {
+		return // a caller that skipped Check
+	}
 	defer c.b.recoverLoss("Write")
 	if ctx == nil {
 		ctx = c.ctx
@@ -264,6 +267,11 @@ func (b *bridge) newScope(name string) (s scope) {
 	if scopeName == "" {
 		scopeName = b.cfg.defaultScope
 	}
+	if !b.cfg.bridgesName(name) {
+		// No logger asked of the provider: an excluded name, however many
+		// there are, leaves nothing behind there.
+		return scope{logger: noop.Logger{}}
+	}
 	defer func() {
 		if recover() != nil {
 			s = scope{logger: noop.Logger{}}
@@ -272,7 +280,7 @@ func (b *bridge) newScope(name string) (s scope) {
 	s.logger = b.provider.Logger(validString(scopeName))
 	s.wire, _ = s.logger.(*logger)
 	_, isNoop := s.logger.(noop.Logger)
-	s.bridged = !isNoop && b.cfg.bridgesName(name)
+	s.bridged = !isNoop
 	return s
 }
 

@@ -22,7 +22,8 @@ import (
 type logger struct {
 	embedded.Logger
 	p     *LoggerProvider
-	scope int // the pipeline's number for this logger's scope
+	scope int    // the pipeline's number for this logger's scope
+	name  string // set for a logger past the scope bound: its own scope name
 }
 
 // loggerKey tells scopes apart as the SDK does.
@@ -49,6 +50,10 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 		s.attrs = append(s.attrs, kv)
 		return true
 	})
+	dropped := 0
+	if limit := l.p.limits.AttributeCount; limit >= 0 && len(s.attrs) > limit {
+		dropped = repeatsPastLimit(s.attrs, limit)
+	}
 	s.attrs = dedupDeep(s.attrs)
 	s.attrs = appendException(s.attrs, r.Err())
 	rec := otlpwire.Record{
@@ -58,9 +63,40 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 		SeverityText: r.SeverityText(),
 		Body:         dedupValue(r.Body()),
 		EventName:    r.EventName(),
+		Dropped:      dropped,
 	}
 	setSpan(&rec, trace.SpanContextFromContext(ctx))
 	l.enqueue(&rec, s.attrs, false)
+}
+
+// repeatsPastLimit is what the SDK counts as dropped beyond what the count
+// limit drops once keys are unique. The SDK adds a record's attributes one
+// at a time: it keeps the first limit distinct keys, each with its last
+// value, and counts every other attribute as dropped, a repeated key as
+// often as it comes; AppendRecord counts each key past the limit once.
+// Only a record with more attributes than the limit gets here.
+func repeatsPastLimit(kvs []attribute.KeyValue, limit int) int {
+	kept := make(map[attribute.Key]struct{}, limit)
+	past := map[attribute.Key]struct{}{}
+	n := 0
+	for _, kv := range kvs {
+		if kv.Key == "" {
+			continue // left out, and not counted, by both
+		}
+		if _, ok := kept[kv.Key]; ok {
+			continue
+		}
+		if len(kept) < limit {
+			kept[kv.Key] = struct{}{}
+			continue
+		}
+		if _, ok := past[kv.Key]; ok {
+			n++
+		} else {
+			past[kv.Key] = struct{}{}
+		}
+	}
+	return n
 }
 
 func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
@@ -74,6 +110,9 @@ func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
 func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid bool) {
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
+	}
+	if l.name != "" {
+		attrs = append(attrs, stringAttr(keyScopeName, l.name))
 	}
 	lim := l.p.limits
 	lim.CheckUTF8 = !valid

@@ -32,8 +32,9 @@ type LoggerProvider struct {
 	close    func(context.Context) error // the exporter's
 	stopped  atomic.Bool
 
-	mu      sync.Mutex
-	loggers map[loggerKey]*logger
+	mu            sync.Mutex
+	loggers       map[loggerKey]*logger
+	overflowScope int // the pipeline's number for overflowScope; -1 until used
 
 	shutdownOnce sync.Once
 	shutdownDone chan struct{}
@@ -93,9 +94,10 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		return nil, err
 	}
 	p := &LoggerProvider{
-		limits:       otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true},
-		loggers:      map[loggerKey]*logger{},
-		shutdownDone: make(chan struct{}),
+		limits:        otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true},
+		loggers:       map[loggerKey]*logger{},
+		overflowScope: -1,
+		shutdownDone:  make(chan struct{}),
 	}
 	if !c.attrCount.set {
 		p.limits.AttributeCount = otlpwire.DefaultLimits.AttributeCount
@@ -149,20 +151,22 @@ func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logge
 // maxProviderScopes bounds the scopes a provider keeps.
 const maxProviderScopes = 4096
 
-// overflow is the logger for scopes past the bound: the overflow scope, one
-// for all of them.
-func (p *LoggerProvider) overflow(string) *logger {
-	key := loggerKey{name: overflowScope}
-	if l, ok := p.loggers[key]; ok {
-		return l
+// overflow is the logger for a scope past the bound: the overflow scope,
+// one for all of them, with the scope's own name kept on each record as
+// otel.scope.name. It is not kept: nothing grows with the names.
+func (p *LoggerProvider) overflow(name string) *logger {
+	if p.overflowScope < 0 {
+		p.overflowScope = p.pipe.AddScope(otlpwire.NewScope(overflowScope, "", "", nil))
 	}
-	l := &logger{p: p, scope: p.pipe.AddScope(otlpwire.NewScope(overflowScope, "", "", nil))}
-	p.loggers[key] = l
-	return l
+	return &logger{p: p, scope: p.overflowScope, name: name}
 }
 
 // overflowScope is the scope of records from loggers past the bound.
 const overflowScope = "zaplens.overflow"
+
+// keyScopeName carries an overflowed logger's scope name, as the semantic
+// conventions carry a scope's name outside OTLP.
+const keyScopeName = "otel.scope.name"
 
 // Stats returns the counts so far; see [Stats] for what they mean. A no-op
 // provider's are all zero.
