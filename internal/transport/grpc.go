@@ -110,9 +110,13 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(opts, grpc.Peer(&p))...)
 		if err == nil {
 			ps := resp.GetPartialSuccess()
-			return partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
+			a := partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
+			a.status = grpcCodeNames[codes.OK]
+			return a
 		}
-		return c.classify(err, p.Addr != nil)
+		a := c.classify(err, p.Addr != nil)
+		a.status = grpcCodeName(status.Code(err))
+		return a
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -131,10 +132,14 @@ func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		_ = resp.Body.Close()
 	}()
+	var a attempt
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		return c.success(resp, n)
+		a = c.success(resp, n)
+	} else {
+		a = c.failure(resp)
 	}
-	return c.failure(resp)
+	a.status = strconv.Itoa(resp.StatusCode)
+	return a
 }
 
 // success reads a 2xx answer: an ExportLogsServiceResponse, maybe a

@@ -19,6 +19,11 @@ type Result struct {
 	Cause Cause
 	// Attempts is the number of requests sent or tried.
 	Attempts int
+	// Status is the status of the last attempt's answer, as the semantic
+	// conventions write it: for gRPC the status code's name ("OK",
+	// "UNAVAILABLE"; gRPC makes one up when no server answered), for HTTP
+	// the status code ("200", "503"); "" when there was none.
+	Status string
 }
 
 // Cause classifies the outcome of an export.

@@ -28,6 +28,7 @@ type attempt struct {
 	partial   bool          // the collector answered with a partial success
 	retryable bool          // a later attempt may succeed
 	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
+	status    string        // the answer's status, for Result.Status
 }
 
 // run calls try until it delivers, fails for good, or the time runs out:
@@ -45,7 +46,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		a := try(ctx)
 		attempts++
 		if a.err == nil || a.partial {
-			return Result{Rejected: a.rejected, Err: a.err, Cause: a.cause, Attempts: attempts}
+			return Result{Rejected: a.rejected, Err: a.err, Cause: a.cause, Attempts: attempts, Status: a.status}
 		}
 		if closed.Load() {
 			return closedResult(n, attempts)
@@ -83,7 +84,7 @@ func failed(n, attempts int, a attempt) Result {
 	if attempts > 1 {
 		err = &exportError{msg: "after " + strconv.Itoa(attempts) + " attempts: " + err.Error(), sentinel: errors.Unwrap(err)}
 	}
-	return Result{Rejected: int64(max(n, 0)), Err: err, Cause: a.cause, Attempts: attempts}
+	return Result{Rejected: int64(max(n, 0)), Err: err, Cause: a.cause, Attempts: attempts, Status: a.status}
 }
 
 // closedResult is the Result of an export on a closed client.
