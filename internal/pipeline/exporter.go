@@ -51,7 +51,9 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 		return false
 	}
 	final := stopping || p.flushAt > p.settled
+	queued := p.q.bytes
 	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource, p.scopes...), otlpwire.FieldSize, b.done[:0])
+	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	scopes := p.scopes
 	p.mu.Unlock()
 	p.room.broadcast()
@@ -67,6 +69,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	rejected = min(max(rejected, 0), n)
 	p.counts.Exported += uint64(n - rejected)
 	p.counts.Failed += uint64(rejected)
+	p.obs.fail(err, rejected)
 	p.settled += uint64(n)
 	if err != nil {
 		p.lastErr = err

@@ -45,6 +45,7 @@ type Pipeline struct {
 	flushAt  uint64    // the highest mark a flush asked for
 	flushed  time.Time // when the oldest flush not yet done was asked for
 	final    bool      // exports are a flush's or the shutdown's
+	obs      observed  // for the metrics (observe.go)
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
@@ -112,6 +113,9 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 		}
 	} else {
 		p.counts.Dropped++
+		if p.stopped {
+			p.obs.droppedStopped++
+		}
 	}
 	p.mu.Unlock()
 	return ok
