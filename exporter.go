@@ -20,6 +20,7 @@ import (
 type exporter struct {
 	export pipeline.ExportFunc
 	close  func(context.Context) error
+	target *target // OTLP's, for the metrics
 }
 
 // newExporter builds the exporter the configuration names.
@@ -90,7 +91,7 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 		return exporter{}, err
 	}
 	x.client = client
-	return exporter{export: x.export, close: client.Close}, nil
+	return exporter{export: x.export, close: client.Close, target: &t}, nil
 }
 
 // errFlushing cancels an export that was retrying when a flush came: the
@@ -123,7 +124,7 @@ func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transp
 	if res.Err != nil {
 		x.warn(res.Cause, res.Err)
 	}
-	return int(res.Rejected), res.Err
+	return int(res.Rejected), resultError(res)
 }
 
 // warn tells the first failure of each cause at once, from the first

@@ -107,6 +107,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		return nil, err
 	}
 	p.close = exp.close
+	metrics := newPipelineMetrics(c, exp)
 	p.pipe = pipeline.New(pipeline.Config{
 		MaxQueueBytes:   c.queueBytes.value,
 		MaxQueueRecords: c.queueRecords(),
@@ -116,8 +117,9 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		ExportTimeout:   c.exportTimeout.value,
 		BlockOnFull:     c.blockOnFull,
 		Resource:        otlpwire.NewResource(res.Attributes(), res.SchemaURL()),
-		Export:          exp.export,
+		Export:          metrics.wrap(exp.export),
 	})
+	metrics.observe(p.pipe)
 	p.reporter = newReporter(p, c)
 	return p, nil
 }

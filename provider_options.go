@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/zaplens/zaplens/internal/pipeline"
 )
@@ -101,6 +102,7 @@ type providerConfig struct {
 	report         func(Loss)
 	reportWriter   io.Writer
 	reportOff      bool
+	meterProvider  metric.MeterProvider // metrics.go
 }
 
 // WithEndpoint sets where OTLP exports go, overriding
@@ -271,4 +273,13 @@ func WithLossReport(interval time.Duration, report func(Loss)) ProviderOption {
 // nil turns the report off (the counts stay readable through Stats).
 func WithLossWriter(w io.Writer) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.reportWriter, c.reportOff = w, w == nil })
+}
+
+// WithMeterProvider records the pipeline's metrics with mp, as
+// OTEL_GO_X_OBSERVABILITY=true does with the global MeterProvider: the
+// seven the OpenTelemetry SDK's log pipeline records, under the same
+// names, units and attributes (the README lists them). It needs no
+// variable; a nil mp leaves the choice to it.
+func WithMeterProvider(mp metric.MeterProvider) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.meterProvider = mp })
 }
