@@ -671,3 +671,77 @@ func BenchmarkMetricsCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMetricsCallPaired logs to two providers, metrics off and on (a
+// collection every 10 ms), in alternate blocks of 1000 lines, so that
+// whatever else the machine runs falls on both alike; it reports the time
+// per line of each and their ratio:
+//
+//	go test -run '^$' -bench BenchmarkMetricsCallPaired -count 10 . | tee paired.txt
+//	benchstat paired.txt
+func BenchmarkMetricsCallPaired(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
+		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
+	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	reader := sdkmetric.NewManualReader()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		var rm metricdata.ResourceMetrics
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				_ = reader.Collect(context.Background(), &rm)
+			}
+		}
+	}()
+	var loggers [2]*zap.Logger
+	var providers [2]*LoggerProvider
+	for i, on := range []bool{false, true} {
+		opts := []ProviderOption{WithLossWriter(nil), providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard })}
+		if on {
+			opts = append(opts, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+		}
+		p, err := NewLoggerProvider(context.Background(), opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Shutdown(context.Background())
+		providers[i], loggers[i] = p, zap.New(NewCore(WithLoggerProvider(p)))
+	}
+	const block = 1000
+	var spent [2]time.Duration
+	var lines [2]int
+	n := 0
+	start := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		which := (n / block) % 2
+		loggers[which].Info("step done", fields...)
+		if n++; n%block == 0 {
+			now := time.Now()
+			spent[which] += now.Sub(start)
+			lines[which] += block
+			start = now
+		}
+	}
+	if lines[0] == 0 || lines[1] == 0 {
+		return // too few lines for a block of each
+	}
+	off := float64(spent[0].Nanoseconds()) / float64(lines[0])
+	on := float64(spent[1].Nanoseconds()) / float64(lines[1])
+	b.ReportMetric(off, "off-ns/line")
+	b.ReportMetric(on, "on-ns/line")
+	b.ReportMetric(on/off, "on/off")
+	for _, p := range providers {
+		if s := p.Stats(); s.Dropped > 0 {
+			b.Logf("dropped %d of %d lines", s.Dropped, s.Emitted)
+		}
+	}
+}
