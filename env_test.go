@@ -82,12 +82,12 @@ func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
 }
 
 func TestParseHeaders(t *testing.T) {
-	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ")
+	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ", "grpc")
 	if err != nil || h["authorization"] != "Bearer abc==" || h["x-team"] != "ml" {
 		t.Errorf("got %v, %v", h, err)
 	}
 	for _, bad := range []string{"Authorization: Bearer s3cret", "a=b,s3cret", "k=%zzs3cret", "bad key=s3cret"} {
-		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad)
+		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad, "grpc")
 		if err == nil {
 			t.Errorf("%q: no error", bad)
 		} else if strings.Contains(err.Error(), "s3cret") {
@@ -127,7 +127,7 @@ func TestBadConfigGivesErrorAndNoop(t *testing.T) {
 		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
 		{"OTEL_LOGS_EXPORTER", "otlp,console", "OTEL_LOGS_EXPORTER"},
 		{"OTEL_SDK_DISABLED", "1", "OTEL_SDK_DISABLED"},
-		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES: pair 2 is not key=value"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			cleanEnv(t)
@@ -303,7 +303,7 @@ func FuzzParseHeaders(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := parseHeaders("K", s)
+		_, err := parseHeaders("K", s, "grpc")
 		if err == nil {
 			return
 		}

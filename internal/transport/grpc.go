@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -64,7 +65,7 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 	if cfg.UserAgent != "" {
 		dial = append(dial, grpc.WithUserAgent(cfg.UserAgent))
 	}
-	conn, err := grpc.NewClient(cfg.Endpoint, dial...)
+	conn, err := grpc.NewClient(grpcTarget(cfg.Endpoint), dial...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", Sanitize(cfg.Endpoint, nil), Sanitize(err.Error(), nil))
 	}
@@ -181,6 +182,17 @@ func (c *grpcClient) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errorf(ctx.Err(), "transport: closing grpc connection: %v", ctx.Err())
 	}
+}
+
+// grpcTarget names the endpoint for gRPC's resolver so that it is dialled
+// as given: an IP address, a zoned IPv6 one included, goes straight to the
+// dialer, which the DNS resolver would not do for a zone; a name is
+// resolved by DNS.
+func grpcTarget(endpoint string) string {
+	if _, err := netip.ParseAddrPort(endpoint); err == nil {
+		return "passthrough:///" + endpoint
+	}
+	return "dns:///" + endpoint
 }
 
 // rawMessage is an already serialized request.
