@@ -22,11 +22,7 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 		base = zapcore.NewNopCore()
 	}
 	bridge := NewCore(opts...)
-	format := bridge.b.cfg.idFormat
-	if _, nested := base.(*tee); nested {
-		format = nil // the inner tee prints them
-	}
-	return &tee{base: base, bridge: bridge, format: format}
+	return &tee{base: base, bridge: bridge, format: bridge.b.cfg.idFormat}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -118,9 +114,11 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		return fields
 	}
 	out := (*buf)[:0]
-	if nctx > 0 {
+	switch {
+	case nctx > 0 && idsPrinted(fields): // an outer tee printed them
+	case nctx > 0:
 		out = t.appendIDs(out, ctx)
-	} else {
+	default:
 		ctx = t.ctx
 		out = append(out, t.ids...)
 	}
@@ -130,7 +128,7 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		}
 	}
 	if ctx != nil {
-		out = append(out, Context(ctx))
+		out = append(out, passedContext(ctx))
 	}
 	*buf = out
 	return out
