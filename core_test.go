@@ -581,3 +581,29 @@ func TestSeverityOfCustomLevels(t *testing.T) {
 		t.Errorf("above Fatal: %v", got)
 	}
 }
+
+// The same, from an error handler that logs back from deep in its own
+// calls: the guard looks at the whole stack, whatever its depth.
+func TestErrorHandlerPointedBackFromDeep(t *testing.T) {
+	var out lockedBuffer
+	defer swapLossOutput(&out)()
+	failing := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(failExporter{})))
+	core := NewCore(WithLoggerProvider(failing))
+	logger := zap.New(core)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { deepLog(200, logger, err) }))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+
+	logger.Info("first")
+	if core.Lost() == 0 {
+		t.Errorf("the recursion was not cut")
+	}
+}
+
+//go:noinline
+func deepLog(depth int, logger *zap.Logger, err error) {
+	if depth > 0 {
+		deepLog(depth-1, logger, err)
+		return
+	}
+	logger.Error("otel", zap.Error(err))
+}
