@@ -49,7 +49,8 @@ type bridge struct {
 	mu     sync.Mutex                       // serialises additions to scopes
 	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
 
-	losses lossCounter
+	losses  lossCounter
+	flushes flushGroup
 }
 
 // scope is what the bridge knows of one zap logger name.
@@ -364,24 +365,10 @@ func (b *bridge) flush() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.flushTimeout)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		done <- f.ForceFlush(ctx)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("zaplens: flush: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("zaplens: flush: %w", ctx.Err())
+	if err := b.flushes.do(ctx, f, b.cfg.flushTimeout); err != nil {
+		return fmt.Errorf("zaplens: flush: %w", err)
 	}
+	return nil
 }
 
 type flusher interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -606,4 +607,39 @@ func deepLog(depth int, logger *zap.Logger, err error) {
 		return
 	}
 	logger.Error("otel", zap.Error(err))
+}
+
+// stuckFlusher's ForceFlush ignores its context and returns only when
+// released.
+type stuckFlusher struct {
+	discardProvider
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (s *stuckFlusher) ForceFlush(context.Context) error {
+	s.calls.Add(1)
+	<-s.release
+	return nil
+}
+
+// Sync against a provider that ignores its flush's context: each call
+// returns within its bound, and no more than two flushes are ever started
+// while the first is stuck, however many calls wait.
+func TestSyncAgainstStuckFlushHoldsNoGoroutines(t *testing.T) {
+	p := &stuckFlusher{release: make(chan struct{})}
+	logger := zap.New(NewCore(WithLoggerProvider(p), WithFlushTimeout(5*time.Millisecond)))
+	before := runtime.NumGoroutine()
+	for range 200 {
+		if err := logger.Sync(); err == nil {
+			t.Fatal("a stuck flush reported success")
+		}
+	}
+	if n := runtime.NumGoroutine() - before; n > 2 {
+		t.Errorf("%d goroutines left by 200 Sync calls, want at most 2", n)
+	}
+	if c := p.calls.Load(); c != 1 {
+		t.Errorf("%d flushes started while the first is stuck, want 1", c)
+	}
+	close(p.release)
 }
