@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
@@ -108,6 +109,7 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 			resp collogspb.ExportLogsServiceResponse
 			p    peer.Peer
 		)
+		c.redial(ctx)
 		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(opts, grpc.Peer(&p))...)
 		if err == nil {
 			ps := resp.GetPartialSuccess()
@@ -115,6 +117,32 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		}
 		return c.classify(err, p.Addr != nil)
 	})
+}
+
+// redialWait bounds how long an attempt waits for the dial it starts.
+const redialWait = time.Second
+
+// redial makes an attempt a real one when the channel is in transient
+// failure: gRPC would otherwise fail the call at once with the error of its
+// last dial, and dial again only when its own backoff (up to seconds) ends,
+// so a collector that has just come back would go unseen, by a flush above
+// all. It dials now and waits, briefly, for the outcome: ready, or failed
+// again (a refused endpoint fails in milliseconds).
+func (c *grpcClient) redial(ctx context.Context) {
+	if c.conn.GetState() != connectivity.TransientFailure {
+		return
+	}
+	c.conn.ResetConnectBackoff()
+	ctx, cancel := context.WithTimeout(ctx, redialWait)
+	defer cancel()
+	for s := c.conn.GetState(); s != connectivity.Ready; s = c.conn.GetState() {
+		if !c.conn.WaitForStateChange(ctx, s) {
+			return
+		}
+		if s == connectivity.Connecting && c.conn.GetState() == connectivity.TransientFailure {
+			return
+		}
+	}
 }
 
 // classify reads a failed call's status. connected says whether the call
