@@ -115,6 +115,11 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
+			if isNilPointer(f.Interface) {
+				// A method on a nil pointer, as zap reads a Stringer's.
+				e.addString(f.Key, "<nil>")
+				return
+			}
 			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
 		}
 	}()
@@ -179,9 +184,9 @@ func (e *attrEncoder) addError(key string, v any) {
 	e.kvs = appendErrorDetails(e.kvs, key, causes, verbose)
 }
 
-func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, verbose string) []attribute.KeyValue {
+func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []error, verbose string) []attribute.KeyValue {
 	if len(causes) > 0 {
-		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: attribute.StringSliceValue(validStrings(causes))})
+		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: causesValue(causes)})
 	}
 	if verbose != "" {
 		kvs = append(kvs, stringAttr(key+"Verbose", verbose))
@@ -189,10 +194,33 @@ func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, v
 	return kvs
 }
 
+// causesValue is a multi-error's causes as zap prints them: a slice of
+// objects, each {"error": message}, with its own causes and verbose form.
+func causesValue(causes []error) attribute.Value {
+	vals := make([]attribute.Value, 0, len(causes))
+	for _, err := range causes {
+		if err == nil {
+			continue
+		}
+		msg, inner, verbose, perr := describeError(err)
+		var kvs []attribute.KeyValue
+		if perr != nil {
+			kvs = append(kvs, stringAttr(errorKey+"Error", perr.Error()))
+		} else {
+			kvs = append(kvs, stringAttr(errorKey, msg))
+			kvs = appendErrorDetails(kvs, errorKey, inner, verbose)
+		}
+		vals = append(vals, attribute.MapValue(kvs...))
+	}
+	return attribute.SliceValue(vals...)
+}
+
 // describeError reads err as zap's encoder does, guarding against a panic
 // in Error or Format: a nil pointer reads "<nil>", any other panic is
-// returned.
-func describeError(err error) (msg string, causes []string, verbose string, perr error) {
+// returned. Causes are those of a multi-error with an Errors method
+// (go.uber.org/multierr), as zap reads them; errors.Join's are already in
+// its message, and zap prints none.
+func describeError(err error) (msg string, causes []error, verbose string, perr error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if isNilPointer(err) {
@@ -204,30 +232,14 @@ func describeError(err error) (msg string, causes []string, verbose string, perr
 	}()
 	msg = err.Error()
 	switch e := err.(type) {
-	case interface{ Errors() []error }: // go.uber.org/multierr, as zap reads it
-		causes = errorMessages(e.Errors())
-	case interface{ Unwrap() []error }: // errors.Join
-		causes = errorMessages(e.Unwrap())
+	case interface{ Errors() []error }:
+		causes = e.Errors()
 	case fmt.Formatter:
 		if v := fmt.Sprintf("%+v", e); v != msg {
 			verbose = v
 		}
 	}
 	return msg, causes, verbose, nil
-}
-
-func errorMessages(errs []error) []string {
-	msgs := make([]string, 0, len(errs))
-	for _, err := range errs {
-		if err != nil {
-			msg, _, _, perr := describeError(err)
-			if perr != nil {
-				msg = perr.Error()
-			}
-			msgs = append(msgs, msg)
-		}
-	}
-	return msgs
 }
 
 // errorType names err's type fully, as semantic conventions ask of

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -64,16 +65,19 @@ func (c *providerConfig) resolveSwitches() error {
 		errs = append(errs, err)
 		c.disabled.put(v)
 	}
+	from := "WithExporterName"
 	if !c.exporterName.set {
 		v, _ := lookupEnv("OTEL_LOGS_EXPORTER")
-		c.exporterName.put(strings.ToLower(strings.TrimSpace(v)))
+		c.exporterName.put(v)
+		from = "OTEL_LOGS_EXPORTER"
 	}
+	c.exporterName.value = strings.ToLower(strings.TrimSpace(c.exporterName.value))
 	switch c.exporterName.value {
 	case "", "otlp":
 		c.exporterName.value = "otlp"
 	case "console", "none":
 	default:
-		errs = append(errs, fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value))
+		errs = append(errs, fmt.Errorf("%s=%q: want otlp, console or none (one only)", from, c.exporterName.value))
 	}
 	return errors.Join(errs...)
 }
@@ -129,14 +133,16 @@ func (c *providerConfig) resolveOTLP() error {
 		errs = append(errs, err)
 		c.tlsConfig.put(cfg)
 	}
+	from := "WithCompression"
 	if !c.compression.set {
-		v, _ := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
 		c.compression.put(v)
+		from = k
 	}
 	switch c.compression.value {
 	case "", "none", "gzip":
 	default:
-		errs = append(errs, fmt.Errorf("compression %q: want gzip or none", c.compression.value))
+		errs = append(errs, fmt.Errorf("%s=%q: want gzip or none", from, c.compression.value))
 	}
 	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
 		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
@@ -591,6 +597,10 @@ func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys
 		ms.value = 1 // a sub-millisecond option is still a positive one
 	}
 	err := resolveInt(&ms, -1, least, keys...)
+	if err == nil && ms.set && !s.set && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
+		v, k := lookupEnv(keys...)
+		err = fmt.Errorf("%s=%s: more milliseconds than a duration holds", k, v)
+	}
 	switch {
 	case err != nil:
 	case s.set:

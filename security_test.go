@@ -62,6 +62,24 @@ func TestSecurityRefusals(t *testing.T) {
 	}
 }
 
+// An option's bad value is reported under the option's name, not under a
+// variable that is not set.
+func TestOptionErrorsNameTheOption(t *testing.T) {
+	cleanEnv(t)
+	for _, tc := range []struct {
+		opt  ProviderOption
+		want string
+	}{
+		{WithExporterName("kafka"), `WithExporterName="kafka"`},
+		{WithCompression("zstd"), `WithCompression="zstd"`},
+	} {
+		_, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
 // Headers over a plaintext endpoint the user set go, with one warning;
 // WithInsecure over an https:// endpoint from the environment is told.
 func TestPlaintextWarnings(t *testing.T) {
