@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -43,6 +44,7 @@ type attrEncoder struct {
 	top    []attribute.KeyValue // attributes that stay outside namespaces: exception.*
 	hasErr bool                 // top already holds an exception
 	err    error                // the exception's error, for log.Record.SetErr
+	depth  int                  // how deep in a value this encoder's level lies
 }
 
 // maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.
@@ -284,7 +286,11 @@ func isNilPointer(v any) bool {
 
 // AddArray adds an array marshaler's elements as a slice.
 func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
-	var a arrayEncoder
+	level := e.depth + len(e.frames)
+	if level >= maxValueDepth {
+		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddArray(key, m) })
+	}
+	a := arrayEncoder{depth: level + 1}
 	err := m.MarshalLogArray(&a)
 	e.add(key, attribute.SliceValue(a.vals...))
 	return err
@@ -293,6 +299,9 @@ func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
 // AddObject adds an object marshaler's fields as a map, namespaces it opens
 // included.
 func (e *attrEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
+	if e.depth+len(e.frames) >= maxValueDepth {
+		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddObject(key, m) })
+	}
 	depth := len(e.frames)
 	e.OpenNamespace(key)
 	err := m.MarshalLogObject(e)
@@ -343,21 +352,60 @@ func (e *attrEncoder) OpenNamespace(key string) {
 
 // arrayEncoder collects an array marshaler's elements.
 type arrayEncoder struct {
-	vals []attribute.Value
+	vals  []attribute.Value
+	depth int // how deep in a value the elements lie
 }
 
 func (a *arrayEncoder) AppendArray(m zapcore.ArrayMarshaler) error {
-	var inner arrayEncoder
+	if a.depth >= maxValueDepth {
+		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddArray("v", m) })
+	}
+	inner := arrayEncoder{depth: a.depth + 1}
 	err := m.MarshalLogArray(&inner)
 	a.vals = append(a.vals, attribute.SliceValue(inner.vals...))
 	return err
 }
 
 func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
-	var inner attrEncoder
+	if a.depth >= maxValueDepth {
+		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddObject("v", m) })
+	}
+	inner := attrEncoder{depth: a.depth + 1}
 	err := m.MarshalLogObject(&inner)
 	a.vals = append(a.vals, attribute.MapValue(inner.result()...))
 	return err
+}
+
+// Past maxValueDepth, what is left of an object or array is kept as its
+// JSON text, as a Reflect value is: nothing is lost, and no backend or SDK
+// depth limit cuts it silently (the SDK's empties a value past 64 levels).
+
+// addJSON adds, under key, the JSON text of what add writes under key.
+func (e *attrEncoder) addJSON(key string, add func(zapcore.ObjectEncoder) error) error {
+	s, err := jsonText(add)
+	e.addString(key, s)
+	return err
+}
+
+func (a *arrayEncoder) appendJSON(add func(zapcore.ObjectEncoder) error) error {
+	s, err := jsonText(add)
+	a.vals = append(a.vals, stringValue(s))
+	return err
+}
+
+// jsonText runs add on a map encoder and returns the JSON of the one value
+// it added.
+func jsonText(add func(zapcore.ObjectEncoder) error) (string, error) {
+	enc := zapcore.NewMapObjectEncoder()
+	err := add(enc)
+	for _, v := range enc.Fields {
+		b, jerr := json.Marshal(v)
+		if jerr != nil {
+			return "", jerr
+		}
+		return string(b), err
+	}
+	return "", err
 }
 
 func (a *arrayEncoder) AppendReflected(v any) error {
