@@ -65,15 +65,16 @@ const (
 )
 
 var causeErrorTypes = [...]string{
-	transport.Delivered:       pipeline.OtherErrorType,
-	transport.Refused:         "refused",
-	transport.TLSMismatch:     "tls_mismatch",
-	transport.Unauthenticated: "unauthenticated",
-	transport.Timeout:         "timeout",
-	transport.Rejected:        "rejected",
-	transport.PartialSuccess:  "partial_success",
-	transport.Unavailable:     "unavailable",
-	transport.Other:           pipeline.OtherErrorType,
+	transport.Delivered:        pipeline.OtherErrorType,
+	transport.Refused:          "refused",
+	transport.TLSMismatch:      "tls_mismatch",
+	transport.Unauthenticated:  "unauthenticated",
+	transport.Timeout:          "timeout",
+	transport.Rejected:         "rejected",
+	transport.PartialSuccess:   "partial_success",
+	transport.Unavailable:      "unavailable",
+	transport.Other:            pipeline.OtherErrorType,
+	transport.ProtocolMismatch: "protocol_mismatch",
 }
 
 // metricsN numbers the providers that record metrics, for
@@ -353,12 +354,13 @@ type exportError struct {
 func (e *exportError) Error() string { return e.err.Error() }
 func (e *exportError) Unwrap() error { return e.err }
 
-// ErrorType is the cause of the failure, for error.type.
+// ErrorType is the cause of the failure, for error.type; a cause this
+// table does not know yet is its name in snake case.
 func (e *exportError) ErrorType() string {
-	if c := int(e.cause); c >= 0 && c < len(causeErrorTypes) {
+	if c := int(e.cause); c >= 0 && c < len(causeErrorTypes) && causeErrorTypes[c] != "" {
 		return causeErrorTypes[c]
 	}
-	return pipeline.OtherErrorType
+	return strings.ReplaceAll(e.cause.String(), " ", "_")
 }
 
 // resultError is a transport result's error, nil when it has none.

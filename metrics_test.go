@@ -21,6 +21,8 @@ import (
 	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	"go.uber.org/zap"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/transport"
 )
 
 // metricsVia is how a test turns the metrics on: through the variable
@@ -415,12 +417,12 @@ func TestMetricsIdentityUnderLoad(t *testing.T) {
 		t.Run(map[bool]string{false: "collector up", true: "collector down"}[down], func(t *testing.T) {
 			cleanEnv(t)
 			reader, opt := meterReader(t, viaOption)
-			addr := freeAddr(t)
+			addr, timeout := freeAddr(t), 200*time.Millisecond // each batch may take it
 			if !down {
-				addr = startOTLPServer(t, "127.0.0.1:0").addr
+				addr, timeout = startOTLPServer(t, "127.0.0.1:0").addr, time.Second
 			}
 			p := newTestProvider(t, WithEndpoint("http://"+addr), WithQueueBytes(1<<20),
-				WithScheduleDelay(5*time.Millisecond), WithOTLPTimeout(time.Second), opt)
+				WithScheduleDelay(5*time.Millisecond), WithOTLPTimeout(timeout), opt)
 			// Four producers, in bursts, for a second and a half.
 			var wg sync.WaitGroup
 			var emitted atomic.Uint64
@@ -743,5 +745,21 @@ func BenchmarkMetricsCallPaired(b *testing.B) {
 		if s := p.Stats(); s.Dropped > 0 {
 			b.Logf("dropped %d of %d lines", s.Dropped, s.Emitted)
 		}
+	}
+}
+
+// Every cause of a failed export has an error.type of its own, in snake
+// case, but Other's, which is the conventions' _OTHER.
+func TestCauseErrorTypes(t *testing.T) {
+	seen := map[string]transport.Cause{}
+	for c := transport.Delivered + 1; !strings.HasPrefix(c.String(), "Cause("); c++ {
+		et := (&exportError{cause: c}).ErrorType()
+		if prev, dup := seen[et]; dup || et == "" || strings.Contains(et, " ") || (et == "_OTHER") != (c == transport.Other) {
+			t.Errorf("cause %v: error.type %q (also %v's)", c, et, prev)
+		}
+		seen[et] = c
+	}
+	if et := (&exportError{cause: transport.Cause(99)}).ErrorType(); et != "Cause(99)" {
+		t.Errorf("unknown cause: %q", et)
 	}
 }
