@@ -67,6 +67,8 @@ const maxScopes = 4096
 // NewCore returns the bridge core configured by opts.
 func NewCore(opts ...Option) *Core {
 	cfg := newConfig(opts)
+	checkPrefixes("WithLoggerName", cfg.include)
+	checkPrefixes("WithoutLoggerName", cfg.exclude)
 	b := &bridge{cfg: cfg, provider: cfg.provider}
 	if b.provider == nil {
 		b.provider = global.GetLoggerProvider()

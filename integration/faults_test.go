@@ -71,6 +71,7 @@ func checkOnce(t *testing.T, r *Receiver, p *zaplens.LoggerProvider, n int) {
 // gRPC, Retry-After over HTTP (the receiver turns RetryInfo into it, in
 // whole seconds), or the client's own backoff when it asked for none.
 func TestThrottled(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	cases := []struct {
 		name    string
 		err     error
@@ -108,8 +109,9 @@ func TestThrottled(t *testing.T) {
 						t.Errorf("call %d: %+v, want a later request, accepted", i+3, c)
 					}
 				}
+				// FINDINGS.md #7: told as a retry, not as a final failure.
 				if strings.Contains(losses.String(), "through every retry") {
-					knownDefect(t, "#7", "a throttle that the next retry got through was told as %q", strings.TrimSpace(losses.String()))
+					t.Errorf("a throttle that the next retry got through was told as final: %q", strings.TrimSpace(losses.String()))
 				}
 				gap := calls[1].At.Sub(calls[0].At)
 				t.Logf("first retry after %v; %d requests", gap.Round(time.Millisecond), len(calls))
@@ -127,6 +129,7 @@ func TestThrottled(t *testing.T) {
 // through. Everything arrives once, and Retry-After, in seconds or as a
 // date, is honoured.
 func TestThrottledByProxy(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	cases := []struct {
 		name    string
 		answer  func() *FrontAnswer
@@ -161,7 +164,7 @@ func TestThrottledByProxy(t *testing.T) {
 			// Only the first request was answered by the proxy, and sent
 			// again; every other one went through once.
 			reqs := front.Requests()
-			if len(reqs) != r.Exports()+1 || reqs[0].Forwarded || !reqs[1].Forwarded {
+			if len(reqs) != r.Exports()+1 || reqs[0].Forwarded || !reqs[1].Forwarded || reqs[0].Body != reqs[1].Body {
 				t.Errorf("%d requests at the proxy, %d at the collector; want one more at the proxy", len(reqs), r.Exports())
 			}
 			if len(reqs) >= 2 {
@@ -175,11 +178,12 @@ func TestThrottledByProxy(t *testing.T) {
 	}
 }
 
-// TestNotRetried: answers a retry cannot change are not retried: one
-// request, its records counted failed, an error that gives the code and
+// TestNotRetried: answers a retry cannot change are not retried: each
+// request sent once, its records counted failed, an error that gives the code and
 // the collector's message. Checked in the export goroutine's own mode
 // (the schedule delay sends the batch), well past the first backoff.
 func TestNotRetried(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	cases := []struct {
 		name string
 		err  error
@@ -198,7 +202,13 @@ func TestNotRetried(t *testing.T) {
 				t.Parallel()
 				r := StartReceiver(t, WithConsumeHook(func(int, plog.Logs) error { return tc.err }))
 				p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
-				_ = checkRefused(t, p, losses, r.Exports, tc.want[proto])
+				_ = checkRefused(t, p, losses, func() []string {
+					var ids []string
+					for _, c := range r.Calls() {
+						ids = append(ids, fmt.Sprint(c.Records, c.Bytes, c.First["seq"]))
+					}
+					return ids
+				}, tc.want[proto])
 				if r.Count() != 0 {
 					t.Errorf("%d records stored", r.Count())
 				}
@@ -212,7 +222,13 @@ func TestNotRetried(t *testing.T) {
 			return &FrontAnswer{Status: 400, Header: map[string]string{"Content-Type": "text/plain"}, Body: "request rejected by policy\x1b[31m"}
 		})
 		p, losses := e2eProviderOver(t, r, HTTP, zaplens.WithEndpoint(front.URL()), zaplens.WithScheduleDelay(20*time.Millisecond))
-		msg := checkRefused(t, p, losses, func() int { return len(front.Requests()) }, "400 Bad Request: request rejected by policy")
+		msg := checkRefused(t, p, losses, func() []string {
+			var ids []string
+			for _, q := range front.Requests() {
+				ids = append(ids, fmt.Sprintf("%x", q.Body))
+			}
+			return ids
+		}, "400 Bad Request: request rejected by policy")
 		if r.Exports() != 0 {
 			t.Errorf("%d requests reached the collector", r.Exports())
 		}
@@ -222,9 +238,11 @@ func TestNotRetried(t *testing.T) {
 	})
 }
 
-// checkRefused logs 200 lines, waits for them to fail, and checks there
-// was one request and Shutdown's error, which it returns, says want.
-func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, requests func() int, want string) string {
+// checkRefused logs 200 lines, waits for them to fail, and checks that no
+// request was sent twice (requests identifies each one sent; the lines may
+// take one request or, on a slow machine, a few) and that Shutdown's
+// error, which it returns, says want.
+func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, requests func() []string, want string) string {
 	t.Helper()
 	const n = 200
 	provLog(p, n)
@@ -232,8 +250,17 @@ func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, re
 		t.Fatalf("stats %s, want %d failed", p.Stats(), n)
 	}
 	time.Sleep(800 * time.Millisecond) // past the first backoff (500ms ±20%)
-	if got := requests(); got != 1 {
-		t.Errorf("%d requests, want 1: the refusal was retried", got)
+	ids := requests()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("a request was sent again (%d requests): the refusal was retried", len(ids))
+			break
+		}
+		seen[id] = true
+	}
+	if len(ids) == 0 {
+		t.Errorf("no request was sent")
 	}
 	_, err := e2eShutdown(t, p, 5*time.Second)
 	var de *zaplens.DeliveryError
@@ -251,8 +278,8 @@ func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, re
 }
 
 // TestNoCollector: a program whose collector never runs. Shutdown with a
-// 5s context returns within a second (one attempt to a refused endpoint,
-// no retry loop), every record is counted failed, and the DeliveryError
+// 5s context returns within a second (one attempt per request to a refused
+// endpoint, no retry loop, no wait), every record is counted failed, and the DeliveryError
 // says nothing listens. Both with the export goroutine idle at Shutdown
 // and with its export already waiting for the endpoint.
 func TestNoCollector(t *testing.T) {
@@ -273,7 +300,7 @@ func TestNoCollector(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				const n = 100
+				const n = 5 * zaplens.DefaultBatchSize // five requests: each is tried once
 				provLog(p, n)
 				if inFlight {
 					time.Sleep(300 * time.Millisecond)
@@ -282,6 +309,11 @@ func TestNoCollector(t *testing.T) {
 				st := p.Stats()
 				t.Logf("Shutdown took %v: %v", took.Round(time.Millisecond), err)
 				if took > time.Second && !raceEnabled {
+					if proto == GRPC && took > 2*time.Second {
+						knownDefect(t, "#8", "Shutdown with %d requests to a refused gRPC endpoint took %v (each waits out the redial bound); stats %s; error: %v",
+							n/zaplens.DefaultBatchSize, took.Round(time.Millisecond), st, err)
+						return
+					}
 					t.Errorf("Shutdown took %v, want under 1s: a refused endpoint is tried once", took)
 				}
 				var de *zaplens.DeliveryError
@@ -305,12 +337,14 @@ func TestNoCollector(t *testing.T) {
 
 // TestFlushDuringExport: a flush that comes while an export is in flight,
 // to a collector that has stored the records but not answered yet, waits
-// for that answer: the records arrive once. (FINDINGS.md #4: the flush
-// cancels the export in flight and sends it again, so the collector
-// stores it twice, and the provider warns of a "canceled" export.)
+// for that answer: the records arrive once, and no failure is told.
+// (FINDINGS.md #4, fixed in 0dcad80: the flush cancelled the export in
+// flight and sent it again.)
 func TestFlushDuringExport(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	for _, proto := range protos {
 		t.Run(proto.Short(), func(t *testing.T) {
+			t.Parallel()
 			r := StartReceiver(t, WithAnswerDelay(500*time.Millisecond))
 			p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
 			const n = 100
@@ -329,37 +363,27 @@ func TestFlushDuringExport(t *testing.T) {
 			if st.Exported != n || st.Lost() != 0 {
 				t.Errorf("stats %s, want %d exported", st, n)
 			}
-			switch got := r.Count(); {
-			case got == n:
-			case got > n && e2eCheckDistinct(r.Records()) == n:
-				knownDefect(t, "#4", "%s: a flush during an export sent it again: the collector stored %d records for %d lines (%d requests); loss writer: %q",
-					proto.Short(), got, n, r.Exports(), losses.String())
-			default:
-				t.Errorf("received %d records, want %d", got, n)
+			if got := r.Count(); got != n || r.Exports() != 1 {
+				t.Errorf("the collector stored %d records for %d lines in %d requests, want each once in one; loss writer: %q", got, n, r.Exports(), losses.String())
+			}
+			if strings.Contains(losses.String(), "cancel") || strings.Contains(losses.String(), "flush requested") {
+				t.Errorf("a false failure was told: %q", losses.String())
 			}
 		})
 	}
 }
 
-// e2eCheckDistinct counts the distinct seq attributes of recs.
-func e2eCheckDistinct(recs []Record) int {
-	seen := map[int64]bool{}
-	for _, r := range recs {
-		if seq, ok := r.Attrs["seq"].(int64); ok {
-			seen[seq] = true
-		}
-	}
-	return len(seen)
-}
-
 // TestShutdownJustAfterCollectorUp: the collector was down while the
 // program logged and comes up; Shutdown, called right then with time to
-// spare, delivers what is queued. (FINDINGS.md #5: over gRPC, Shutdown's
-// one attempt sees the channel's cached connection failure, from before
-// the collector came up, and fails every record at once without dialling.)
+// spare, delivers what is queued. (FINDINGS.md #5, fixed in 0dcad80: over
+// gRPC, Shutdown's one attempt took the channel's cached connection
+// failure, from before the collector came up, and failed every record
+// without dialling.)
 func TestShutdownJustAfterCollectorUp(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	for _, proto := range protos {
 		t.Run(proto.Short(), func(t *testing.T) {
+			t.Parallel()
 			r := StartReceiver(t, Stopped())
 			p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
 			const n = 2000
@@ -372,15 +396,9 @@ func TestShutdownJustAfterCollectorUp(t *testing.T) {
 			if st.Emitted != n || st.Queued != 0 || uint64(r.Count()) < st.Exported {
 				t.Errorf("stats %s, received %d", st, r.Count())
 			}
-			if r.Count() == n && err == nil {
-				return
+			if r.Count() != n || err != nil {
+				t.Errorf("received %d of %d; Shutdown: %v; loss writer %q", r.Count(), n, err, losses.String())
 			}
-			if proto == GRPC && st.Failed > 0 && took < time.Second && strings.Contains(errString(err), "connection refused") {
-				knownDefect(t, "#5", "Shutdown %v after the collector came up failed %d of %d records in %v with a stale %q (loss writer %q)",
-					10*time.Second, st.Failed, n, took.Round(time.Millisecond), "connection refused", losses.String())
-				return
-			}
-			t.Errorf("received %d of %d; Shutdown: %v", r.Count(), n, err)
 		})
 	}
 }
@@ -392,6 +410,7 @@ func TestShutdownJustAfterCollectorUp(t *testing.T) {
 // unavailable collector and retried until the OTLP timeout, once per
 // batch, with a hint about the collector's health.)
 func TestProtocolMismatch(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	r := StartReceiver(t)
 	for _, tc := range []struct {
 		name, endpoint string
@@ -420,7 +439,10 @@ func TestProtocolMismatch(t *testing.T) {
 				t.Errorf("the receiver stored %d records", r.Count())
 			}
 			if strings.Contains(errString(serr), "attempts") || took > time.Second {
-				knownDefect(t, "#6", "%s: retried for %v as if the collector were unavailable; loss writer: %s", tc.name, took.Round(time.Millisecond), losses.String())
+				t.Errorf("%s: retried for %v as if the collector were unavailable; loss writer: %s", tc.name, took.Round(time.Millisecond), losses.String())
+			}
+			if !strings.Contains(losses.String(), "4317") || !strings.Contains(losses.String(), "4318") {
+				t.Errorf("loss writer %q: want a hint that names the gRPC and HTTP ports", losses.String())
 			}
 		})
 	}

@@ -92,7 +92,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 	if !strings.Contains(err.Error(), "1000 of 1000 log records not delivered") {
 		t.Errorf("message %q", err)
 	}
-	if !strings.Contains(losses.String(), "at shutdown, 1000 log records were not delivered") {
+	if !strings.Contains(losses.String(), "1000 of 1000 log records were not delivered") {
 		t.Errorf("final report %q", losses.String())
 	}
 	provCheckSum(t, p.Stats(), r)

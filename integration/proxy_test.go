@@ -9,6 +9,8 @@ package integration
 //	c.Addr(), c.BytesUp()
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"io"
 	"net"
 	"net/http"
@@ -32,8 +34,9 @@ type FrontAnswer struct {
 type FrontRequest struct {
 	At        time.Time
 	Header    http.Header
-	Answered  int  // the status the front answered with, 0 when forwarded
-	Forwarded bool // sent on to the receiver
+	Body      [sha256.Size]byte // the body's digest, to tell a retry from the next request
+	Answered  int               // the status the front answered with, 0 when forwarded
+	Forwarded bool              // sent on to the receiver
 }
 
 // Front is a plaintext HTTP server in front of a receiver's OTLP/HTTP side.
@@ -56,9 +59,11 @@ func StartFront(t testing.TB, target string, hook func(n int, r *http.Request) *
 	f := &Front{}
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		f.mu.Lock()
 		n := len(f.seen) + 1
-		f.seen = append(f.seen, FrontRequest{At: time.Now(), Header: req.Header.Clone()})
+		f.seen = append(f.seen, FrontRequest{At: time.Now(), Header: req.Header.Clone(), Body: sha256.Sum256(body)})
 		f.mu.Unlock()
 		var a *FrontAnswer
 		if hook != nil {
@@ -71,7 +76,6 @@ func StartFront(t testing.TB, target string, hook func(n int, r *http.Request) *
 			proxy.ServeHTTP(w, req)
 			return
 		}
-		_, _ = io.Copy(io.Discard, req.Body)
 		for k, v := range a.Header {
 			w.Header().Set(k, v)
 		}

@@ -219,8 +219,10 @@ func TestTransportTLSAndBearer(t *testing.T) {
 // Everything logged meanwhile arrives, once, with nothing counted lost, on
 // both transports.
 func TestTransportCollectorDownThenUp(t *testing.T) {
+	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	for _, proto := range protos {
 		t.Run(proto.Short(), func(t *testing.T) {
+			t.Parallel()
 			r := StartReceiver(t, Stopped())
 			p, losses := e2eProviderOver(t, r, proto)
 			const n = 3000

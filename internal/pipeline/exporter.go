@@ -72,7 +72,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	p.obs.fail(err, rejected)
 	p.settled += uint64(n)
 	if err != nil {
-		p.lastErr = err
+		p.lastErr, p.lastAt = err, time.Now()
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()
