@@ -114,7 +114,7 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		)
 		if err := c.redial(ctx); err != nil {
 			if f, ok := classifyConn(err, err.Error(), c.insecure); ok {
-				return attempt{cause: f.cause, retryable: f.retryable,
+				return attempt{cause: f.cause, retryable: f.retryable, status: grpcCodeNames[codes.Unavailable], // as gRPC would say
 					err: errorf(nil, "grpc export to %s: %s: %s", c.endpoint, f.what, Sanitize(err.Error(), c.secrets))}
 			}
 		}
