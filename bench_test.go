@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"context"
 	"errors"
 	"io"
 	"testing"
@@ -41,5 +42,41 @@ func BenchmarkBridgeOnly(b *testing.B) {
 				bc.log(bc.logger)
 			}
 		})
+	}
+}
+
+// BenchmarkWire measures the bridge on a zaplens provider: each entry is
+// encoded to OTLP bytes and queued; the requests are built and handed to an
+// export that discards them, so the figures are the whole pipeline's but
+// the network's.
+func BenchmarkWire(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
+		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
+	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil),
+		providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard }))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	for _, bc := range []struct {
+		name   string
+		logger *zap.Logger
+	}{
+		{"tee", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p)))},
+		{"core", zap.New(NewCore(WithLoggerProvider(p)))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.logger.Info("step done", fields...)
+			}
+			_ = p.ForceFlush(context.Background())
+		})
+	}
+	if s := p.Stats(); s.Dropped+s.Failed > 0 {
+		b.Logf("losses: %v", s)
 	}
 }

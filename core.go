@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +16,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/noop"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Core is the bridge alone: a zapcore.Core that sends each entry it is given
@@ -45,13 +49,15 @@ type bridge struct {
 	mu     sync.Mutex                       // serialises additions to scopes
 	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
 
-	losses lossCounter
+	losses  lossCounter
+	flushes flushGroup
 }
 
 // scope is what the bridge knows of one zap logger name.
 type scope struct {
 	logger  log.Logger
-	bridged bool // the name passes the filters and the logger is not a no-op
+	wire    *logger // logger itself when it is a zaplens provider's: no log.Record needed
+	bridged bool    // the name passes the filters and the logger is not a no-op
 }
 
 // maxScopes bounds the scope cache, against a program that names loggers
@@ -61,6 +67,8 @@ const maxScopes = 4096
 // NewCore returns the bridge core configured by opts.
 func NewCore(opts ...Option) *Core {
 	cfg := newConfig(opts)
+	checkPrefixes("WithLoggerName", cfg.include)
+	checkPrefixes("WithoutLoggerName", cfg.exclude)
 	b := &bridge{cfg: cfg, provider: cfg.provider}
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
@@ -103,12 +111,65 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 }
 
 // Check adds the core to ce when the entry passes the level and logger-name
-// filters. Nothing is converted here.
+// filters. Nothing is converted here. A DPanic, Panic or Fatal entry is
+// taken whatever the filters: zap may end the program after it, and what is
+// queued must leave first.
 func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if ent.Level >= zapcore.DPanicLevel {
+		t := &terminalWrite{core: c}
+		ce = ce.AddCore(ent, t)
+		t.ce = ce
+		return ce
+	}
 	if _, ok := c.b.check(ent); ok {
 		return ce.AddCore(ent, c)
 	}
 	return ce
+}
+
+// terminalWrite writes an entry after which zap may panic or exit, then
+// flushes the provider when it will.
+type terminalWrite struct {
+	core *Core
+	ce   *zapcore.CheckedEntry
+}
+
+func (t *terminalWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	err := t.core.Write(ent, fields)
+	t.core.b.flushTerminal(ent.Level, t.ce)
+	return err
+}
+
+func (t *terminalWrite) Enabled(l zapcore.Level) bool        { return t.core.Enabled(l) }
+func (t *terminalWrite) With(f []zapcore.Field) zapcore.Core { return t.core.With(f) }
+func (t *terminalWrite) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return t.core.Check(e, ce)
+}
+func (t *terminalWrite) Sync() error { return t.core.Sync() }
+
+// flushTerminal flushes after a Panic or Fatal entry, and after a DPanic one
+// only when zap will panic, as it does in development: a production DPanic
+// is an error line, and must not hold the call for the flush bound.
+func (b *bridge) flushTerminal(l zapcore.Level, ce *zapcore.CheckedEntry) {
+	if l == zapcore.DPanicLevel && !zapWillPanic(ce) {
+		return
+	}
+	_ = b.flush()
+}
+
+// zapWillPanic reads zap's own decision for a DPanic entry: zap gives the
+// checked entry a hook, run after the cores' Write, only when it will panic
+// (a development logger). The hook is unexported; if this zap has none by
+// that name, the entry is flushed, as before.
+func zapWillPanic(ce *zapcore.CheckedEntry) bool {
+	if ce == nil {
+		return true
+	}
+	after := reflect.ValueOf(ce).Elem().FieldByName("after")
+	if !after.IsValid() || after.Kind() != reflect.Interface {
+		return true
+	}
+	return !after.IsNil()
 }
 
 // Write sends the entry. It never fails: what the bridge cannot send is
@@ -118,7 +179,7 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	ctx, _ := findContext(fields)
 	e := getEncoder()
 	defer putEncoder(e)
-	c.write(e, c.b.scope(ent.LoggerName).logger, ctx, ent, fields)
+	c.write(e, c.b.scope(ent.LoggerName), ctx, ent, fields)
 	return nil
 }
 
@@ -130,12 +191,19 @@ func (c *Core) Sync() error { return c.b.flush() }
 // provider's to count.
 func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
 
-// write converts the entry with e, an empty encoder, and emits it to l. ctx
-// is the entry's own context, or nil.
-func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+// write converts the entry with e, an empty encoder, and emits it to the
+// scope's logger. ctx is the entry's own context, or nil.
+func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+	l := s.logger
+	if !s.bridged {
+		return // a caller that skipped Check
+	}
 	defer c.b.recoverLoss("Write")
 	if ctx == nil {
 		ctx = c.ctx
+	}
+	if c.b.cfg.traceBased.drops(ent.Level, ctx) {
+		return // an unsampled trace's entry, below WithTraceBased's level
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -149,21 +217,38 @@ func (c *Core) write(e *attrEncoder, l log.Logger, ctx context.Context, ent zapc
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
+	if s.wire != nil {
+		writeWire(s.wire, e, ctx, ent, sev)
+	} else {
+		var rec log.Record
+		fillRecord(&rec, e, ent, sev)
+		c.b.emit(ctx, l, &rec)
+	}
+}
 
-	var rec log.Record
+// writeWire hands the converted entry to a zaplens provider's logger,
+// which encodes it straight to OTLP bytes.
+func writeWire(l *logger, e *attrEncoder, ctx context.Context, ent zapcore.Entry, sev log.Severity) {
+	rec := otlpwire.Record{
+		Time:         ent.Time,
+		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
+		Severity:     sev,
+		SeverityText: ent.Level.String(),
+		Body:         stringValue(ent.Message),
+	}
+	setSpan(&rec, trace.SpanContextFromContext(ctx))
+	l.enqueue(&rec, e.result(), true)
+}
+
+// fillRecord makes rec the log.Record of the converted entry, for any other
+// provider. rec is the caller's, so that it stays on the stack.
+func fillRecord(rec *log.Record, e *attrEncoder, ent zapcore.Entry, sev log.Severity) {
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(e.err)
 	rec.AddAttributes(e.result()...)
-	c.b.emit(ctx, l, &rec)
-
-	if ent.Level >= zapcore.DPanicLevel {
-		// zap panics or exits right after the cores' Write: the last line
-		// must leave the queue first.
-		_ = c.b.flush()
-	}
 }
 
 // seed makes an empty encoder start where With left off.
@@ -194,13 +279,13 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 }
 
 // check decides Check: level first, as cheap as zap's own, then the name.
-// It returns the logger to emit to.
-func (b *bridge) check(ent zapcore.Entry) (log.Logger, bool) {
+// It returns the scope to emit to.
+func (b *bridge) check(ent zapcore.Entry) (scope, bool) {
 	if !b.cfg.level.Enabled(ent.Level) {
-		return nil, false
+		return scope{}, false
 	}
 	s := b.scope(ent.LoggerName)
-	return s.logger, s.bridged
+	return s, s.bridged
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.
@@ -234,14 +319,20 @@ func (b *bridge) newScope(name string) (s scope) {
 	if scopeName == "" {
 		scopeName = b.cfg.defaultScope
 	}
+	if !b.cfg.bridgesName(name) {
+		// No logger asked of the provider: an excluded name, however many
+		// there are, leaves nothing behind there.
+		return scope{logger: noop.Logger{}}
+	}
 	defer func() {
 		if recover() != nil {
 			s = scope{logger: noop.Logger{}}
 		}
 	}()
 	s.logger = b.provider.Logger(validString(scopeName))
+	s.wire, _ = s.logger.(*logger)
 	_, isNoop := s.logger.(noop.Logger)
-	s.bridged = !isNoop && b.cfg.bridgesName(name)
+	s.bridged = !isNoop
 	return s
 }
 
@@ -276,24 +367,10 @@ func (b *bridge) flush() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.flushTimeout)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		done <- f.ForceFlush(ctx)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("zaplens: flush: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("zaplens: flush: %w", ctx.Err())
+	if err := b.flushes.do(ctx, f, b.cfg.flushTimeout); err != nil {
+		return fmt.Errorf("zaplens: flush: %w", err)
 	}
+	return nil
 }
 
 type flusher interface {

@@ -2,8 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"encoding/hex"
-	"sync/atomic"
 
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
@@ -13,6 +11,28 @@ import (
 // contextKey is the key of the field Context makes. Encoders never see it:
 // the field's type is zapcore.SkipType.
 const contextKey = "zaplens.context"
+
+// passedKey marks the context a tee passes on to its base, whose line
+// already has the ids: a bridge inside base, however it is wrapped (hooks,
+// a sampler, IncreaseLevel), takes the context from it but prints no ids of
+// its own, so a line never holds them twice.
+const passedKey = "zaplens.context.passed"
+
+// passedContext is the field a tee passes ctx on with.
+func passedContext(ctx context.Context) zap.Field {
+	return zap.Field{Key: passedKey, Type: zapcore.SkipType, Interface: ctx}
+}
+
+// idsPrinted reports whether an outer tee already printed the ids of the
+// entry whose fields these are.
+func idsPrinted(fields []zapcore.Field) bool {
+	for i := range fields {
+		if fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType {
+			return true
+		}
+	}
+	return false
+}
 
 // Context carries ctx to the bridge, which takes the trace and span of the
 // entry from it. Every other core skips the field, so it prints nothing;
@@ -60,59 +80,4 @@ func usableContext(ctx context.Context) (usable context.Context) {
 	}()
 	trace.SpanContextFromContext(ctx)
 	return ctx
-}
-
-// traceKeys are the keys under which a tee prints the ids; an empty key
-// leaves that id out.
-type traceKeys struct {
-	trace, span string
-	last        *atomic.Pointer[renderedIDs] // shared by a tee and its With copies
-}
-
-// renderedIDs is one span's ids as lowercase hex, trace then span. A rank
-// logs thousands of lines inside one span, so the last one rendered is kept
-// and those lines cost no allocation.
-type renderedIDs struct {
-	trace trace.TraceID
-	span  trace.SpanID
-	hex   string
-}
-
-func newTraceKeys(traceKey, spanKey string) traceKeys {
-	return traceKeys{trace: traceKey, span: spanKey, last: new(atomic.Pointer[renderedIDs])}
-}
-
-func (k traceKeys) off() bool { return k.trace == "" && k.span == "" }
-
-// fields appends the ids of ctx's span as string fields; none when ctx
-// carries no valid span.
-func (k traceKeys) fields(ctx context.Context, dst []zapcore.Field) []zapcore.Field {
-	if ctx == nil || k.off() {
-		return dst
-	}
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return dst
-	}
-	ids := k.render(sc)
-	if k.trace != "" {
-		dst = append(dst, zap.String(k.trace, ids.hex[:32]))
-	}
-	if k.span != "" {
-		dst = append(dst, zap.String(k.span, ids.hex[32:]))
-	}
-	return dst
-}
-
-func (k traceKeys) render(sc trace.SpanContext) *renderedIDs {
-	tid, sid := sc.TraceID(), sc.SpanID()
-	if r := k.last.Load(); r != nil && r.trace == tid && r.span == sid {
-		return r
-	}
-	var buf [2*len(trace.TraceID{}) + 2*len(trace.SpanID{})]byte
-	hex.Encode(buf[:32], tid[:])
-	hex.Encode(buf[32:], sid[:])
-	r := &renderedIDs{trace: tid, span: sid, hex: string(buf[:])}
-	k.last.Store(r)
-	return r
 }

@@ -55,3 +55,51 @@ func dedupMap(kvs []attribute.KeyValue) []attribute.KeyValue {
 	clear(kvs[n:])
 	return kvs[:n]
 }
+
+// dedupDeep makes kvs's keys unique, and those of every map in their
+// values, as the SDK does for records other code emits.
+func dedupDeep(kvs []attribute.KeyValue) []attribute.KeyValue {
+	kvs, _ = dedupDeepChanged(kvs)
+	return kvs
+}
+
+func dedupDeepChanged(kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
+	n := len(kvs)
+	kvs = dedup(kvs)
+	changed := len(kvs) != n
+	for i := range kvs {
+		var c bool
+		kvs[i].Value, c = dedupValueChanged(kvs[i].Value)
+		changed = changed || c
+	}
+	return kvs, changed
+}
+
+// dedupValue returns v with unique keys in every map at any depth.
+func dedupValue(v attribute.Value) attribute.Value {
+	v, _ = dedupValueChanged(v)
+	return v
+}
+
+// dedupValueChanged returns v itself, and false, when it has no repeat,
+// which is nearly always.
+func dedupValueChanged(v attribute.Value) (attribute.Value, bool) {
+	switch v.Type() {
+	case attribute.MAP:
+		if kvs, changed := dedupDeepChanged(v.AsMap()); changed {
+			return attribute.MapValue(kvs...), true
+		}
+	case attribute.SLICE:
+		vals := v.AsSlice()
+		changed := false
+		for i := range vals {
+			var c bool
+			vals[i], c = dedupValueChanged(vals[i])
+			changed = changed || c
+		}
+		if changed {
+			return attribute.SliceValue(vals...), true
+		}
+	}
+	return v, false
+}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
+	"github.com/zaplens/zaplens/internal/transport"
 )
 
 func TestParseEndpoint(t *testing.T) {
@@ -19,21 +19,21 @@ func TestParseEndpoint(t *testing.T) {
 		want     target
 		err      string
 	}{
-		{raw: "localhost:4317", want: target{"localhost:4317", true}},
-		{raw: "localhost:4317", insecure: true, want: target{"localhost:4317", false}},
-		{raw: "collector", want: target{"collector:4317", true}},
-		{raw: "http://collector:5555", want: target{"collector:5555", false}},
-		{raw: "https://collector", insecure: true, want: target{"collector:4317", true}},
-		{raw: "https://collector:4317/", want: target{"collector:4317", true}},
-		{raw: "http://[::1]:4317", want: target{"[::1]:4317", false}},
+		{raw: "localhost:4317", want: grpcTarget("localhost:4317", true)},
+		{raw: "localhost:4317", insecure: true, want: grpcTarget("localhost:4317", false)},
+		{raw: "collector", want: grpcTarget("collector:4317", true)},
+		{raw: "http://collector:5555", want: grpcTarget("collector:5555", false)},
+		{raw: "https://collector", insecure: true, want: grpcTarget("collector:4317", true)},
+		{raw: "https://collector:4317/", want: grpcTarget("collector:4317", true)},
+		{raw: "http://[::1]:4317", want: grpcTarget("[::1]:4317", false)},
 		{raw: "grpc://collector:4317", err: `scheme "grpc"`},
 		{raw: "http://:4317", err: "no host"},
 		{raw: "collector:99999", err: "bad port"},
 		{raw: "https://user:s3cret@collector:4317", err: "credentials in the URL"},
-		{raw: "https://collector:4317/?token=s3cret", want: target{"collector:4317", true}},
+		{raw: "https://collector:4317/?token=s3cret", err: "query"},
 		{raw: "http://coll ector:4317", err: "not a URL"},
 	} {
-		got, err := parseEndpoint(tc.raw, tc.insecure)
+		got, _, err := parseEndpoint(tc.raw, tc.insecure, transport.GRPC)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: error %v, want %q", tc.raw, err, tc.err)
@@ -46,6 +46,10 @@ func TestParseEndpoint(t *testing.T) {
 			t.Errorf("%q: got %+v, %v, want %+v", tc.raw, got, err, tc.want)
 		}
 	}
+}
+
+func grpcTarget(endpoint string, tls bool) target {
+	return target{protocol: transport.GRPC, endpoint: endpoint, tls: tls}
 }
 
 func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
@@ -78,12 +82,12 @@ func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
 }
 
 func TestParseHeaders(t *testing.T) {
-	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ")
+	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ", "grpc")
 	if err != nil || h["authorization"] != "Bearer abc==" || h["x-team"] != "ml" {
 		t.Errorf("got %v, %v", h, err)
 	}
 	for _, bad := range []string{"Authorization: Bearer s3cret", "a=b,s3cret", "k=%zzs3cret", "bad key=s3cret"} {
-		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad)
+		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad, "grpc")
 		if err == nil {
 			t.Errorf("%q: no error", bad)
 		} else if strings.Contains(err.Error(), "s3cret") {
@@ -108,20 +112,24 @@ func TestBadConfigGivesErrorAndNoop(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_CERTIFICATE", filepath.Join(dir, "missing.pem"), "OTEL_EXPORTER_OTLP_CERTIFICATE"},
 		{"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", notPEM, "no PEM certificate"},
 		{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", notPEM, "must be set together"},
-		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "compression"},
+		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", `OTEL_EXPORTER_OTLP_COMPRESSION="zstd": want gzip or none`},
+		{"OTEL_BLRP_SCHEDULE_DELAY", "9223372036854775", "more milliseconds than a duration holds"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT", "99999999999999", "more milliseconds than a duration holds"},
 		{"OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT"},
-		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf", "grpc only"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "not supported; use grpc or http/protobuf"},
+		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "thrift", "want grpc or http/protobuf"},
+		{"ZAPLENS_QUEUE_BYTES", "100", "ZAPLENS_QUEUE_BYTES=100"},
+		{"ZAPLENS_REQUEST_BYTES", "1000", "ZAPLENS_REQUEST_BYTES=1000"},
 		{"OTEL_BLRP_MAX_QUEUE_SIZE", "0", "OTEL_BLRP_MAX_QUEUE_SIZE=0"},
 		{"OTEL_BLRP_MAX_QUEUE_SIZE", "lots", "not an integer"},
 		{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "-5", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"},
 		{"OTEL_BLRP_SCHEDULE_DELAY", "1s", "OTEL_BLRP_SCHEDULE_DELAY"},
 		{"OTEL_BLRP_EXPORT_TIMEOUT", "0", "OTEL_BLRP_EXPORT_TIMEOUT"},
-		{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "100000", "larger than queue size"},
 		{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "-1", "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"},
 		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
 		{"OTEL_LOGS_EXPORTER", "otlp,console", "OTEL_LOGS_EXPORTER"},
 		{"OTEL_SDK_DISABLED", "1", "OTEL_SDK_DISABLED"},
-		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES: pair 2 is not key=value"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			cleanEnv(t)
@@ -167,7 +175,7 @@ func TestOptionsOverrideEnv(t *testing.T) {
 	t.Setenv("OTEL_LOGS_EXPORTER", "none")
 	exp := &memExporter{block: make(chan struct{})}
 	p, err := NewLoggerProvider(context.Background(), WithQueueSize(64), WithEndpoint("localhost:4317"),
-		WithDisabled(false), WithExporterName("otlp"), WithExporter(exp), WithLossWriter(nil))
+		WithDisabled(false), WithExporterName("otlp"), withExporter(exp), WithLossWriter(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +202,7 @@ func TestEnvBatchSettings(t *testing.T) {
 		t.Errorf("resolved %+v", c)
 	}
 	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "10")
-	p := newTestProvider(t, WithExporter(&memExporter{}))
+	p := newTestProvider(t, withExporter(&memExporter{}))
 	emit(p, 10) // a full batch of 10 goes at once, not after the 20ms delay
 	time.Sleep(10 * time.Millisecond)
 	_ = p.Shutdown(context.Background())
@@ -241,26 +249,25 @@ func TestAttributeValueLengthLimit(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "2")
 	exp := &memExporter{}
-	p := newTestProvider(t, WithExporter(exp))
+	p := newTestProvider(t, withExporter(exp))
 	emit(p, 1)
 	_ = p.Shutdown(context.Background())
 	var phase string
-	exp.records[0].WalkAttributes(func(kv attribute.KeyValue) bool {
+	for _, kv := range exp.records[0].Attributes {
 		if kv.Key == "phase" {
-			phase = kv.Value.AsString()
+			phase = kv.Value.GetStringValue()
 		}
-		return true
-	})
+	}
 	if phase != "tr" {
 		t.Errorf("phase = %q, want it cut to 2", phase)
 	}
 	// The option wins over the variable.
 	exp = &memExporter{}
-	p = newTestProvider(t, WithExporter(exp), WithAttributeValueLengthLimit(3), WithAttributeCountLimit(2))
+	p = newTestProvider(t, withExporter(exp), WithAttributeValueLengthLimit(3), WithAttributeCountLimit(2))
 	emit(p, 1)
 	_ = p.Shutdown(context.Background())
-	if r := exp.records[0]; r.AttributesLen() != 2 || r.DroppedAttributes() != 2 {
-		t.Errorf("count limit 2: %d kept, %d dropped", r.AttributesLen(), r.DroppedAttributes())
+	if r := exp.records[0]; len(r.Attributes) != 2 || r.DroppedAttributesCount != 2 {
+		t.Errorf("count limit 2: %d kept, %d dropped", len(r.Attributes), r.DroppedAttributesCount)
 	}
 }
 
@@ -275,7 +282,7 @@ func TestUnusedSettingsNotRead(t *testing.T) {
 		{"disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_BLRP_MAX_QUEUE_SIZE": "x", "OTEL_EXPORTER_OTLP_ENDPOINT": "grpc://x"}, nil},
 		{"none", map[string]string{"OTEL_LOGS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_HEADERS": "bad"}, nil},
 		{"console", map[string]string{"OTEL_LOGS_EXPORTER": "console", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, []ProviderOption{WithConsoleWriter(io.Discard)}},
-		{"custom exporter", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent"}, []ProviderOption{WithExporter(&memExporter{})}},
+		{"custom exporter", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent"}, []ProviderOption{withExporter(&memExporter{})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cleanEnv(t)
@@ -298,7 +305,7 @@ func FuzzParseHeaders(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := parseHeaders("K", s)
+		_, err := parseHeaders("K", s, "grpc")
 		if err == nil {
 			return
 		}
@@ -315,7 +322,7 @@ func FuzzParseEndpoint(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, s string, insecure bool) {
-		_, err := parseEndpoint(s, insecure)
+		_, _, err := parseEndpoint(s, insecure, transport.GRPC)
 		if err == nil {
 			return
 		}
@@ -338,8 +345,9 @@ func TestBoundsOnTimeoutAndQueue(t *testing.T) {
 		t.Error("OTEL_EXPORTER_OTLP_TIMEOUT=0 (no timeout at all) accepted")
 	}
 	cleanEnv(t)
-	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "1000000000")
-	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil || !strings.Contains(err.Error(), "queue size") {
-		t.Errorf("a billion-record queue: %v", err)
+	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "100")
+	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "1000")
+	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil || !strings.Contains(err.Error(), "larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE") {
+		t.Errorf("a batch larger than the queue: %v", err)
 	}
 }

@@ -2,89 +2,122 @@ package zaplens
 
 import (
 	"context"
-	"crypto/tls"
+	"fmt"
+	"io"
 	"os"
-	"time"
+	"sync"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
-	"go.opentelemetry.io/otel/exporters/stdout/stdoutlog"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/pipeline"
+	"github.com/zaplens/zaplens/internal/transport"
 )
 
+// exporter is the end of the pipeline: how a request leaves the process.
+type exporter struct {
+	export pipeline.ExportFunc
+	close  func(context.Context) error
+}
+
 // newExporter builds the exporter the configuration names.
-func newExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
+func newExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	switch {
-	case c.exporter != nil:
-		return c.exporter, nil
+	case c.exportFunc != nil: // tests
+		return exporter{export: c.exportFunc, close: func(context.Context) error { return nil }}, nil
 	case c.exporterName.value == "console":
 		w := c.consoleWriter
 		if w == nil {
 			w = os.Stdout
 		}
-		return stdoutlog.New(stdoutlog.WithWriter(w))
+		return consoleExporter(w), nil
 	}
-	return newOTLPExporter(ctx, c)
+	return newOTLPExporter(c, p)
 }
 
-// newOTLPExporter passes every setting to otlploggrpc explicitly, so that
-// its own reading of the environment is skipped: it would redo ours and, on
-// a bad value, write a message that quotes it. (It still loads the
-// certificate files, already checked here, into a configuration that the
-// credentials given here override.)
-func newOTLPExporter(ctx context.Context, c *providerConfig) (sdklog.Exporter, error) {
+// consoleExporter prints each request as one line of OTLP/JSON, the form
+// the Collector's file exporter writes and its otlpjsonfile receiver reads.
+func consoleExporter(w io.Writer) exporter {
+	var mu sync.Mutex
+	return exporter{
+		export: func(_ context.Context, body []byte, n int, _ bool) (int, error) {
+			var req collogspb.ExportLogsServiceRequest
+			if err := proto.Unmarshal(body, &req); err != nil {
+				return n, err
+			}
+			line, err := protojson.Marshal(&req)
+			if err != nil {
+				return n, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if _, err := w.Write(append(line, '\n')); err != nil {
+				return n, err
+			}
+			return 0, nil
+		},
+		close: func(context.Context) error { return nil },
+	}
+}
+
+// otlpExporter sends requests with a transport client.
+type otlpExporter struct {
+	client   transport.Client
+	endpoint string
+	p        *LoggerProvider
+}
+
+func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	t, err := c.target()
 	if err != nil {
-		return nil, err
+		return exporter{}, err
 	}
-	creds, scheme := insecure.NewCredentials(), "http://"
-	if t.tls {
-		creds, scheme = credentials.NewTLS(tlsConfig(c.tlsConfig.value)), "https://"
+	x := &otlpExporter{endpoint: t.display, p: p}
+	client, err := transport.New(transport.Config{
+		Protocol:  t.protocol,
+		Endpoint:  t.endpoint,
+		Insecure:  !t.tls,
+		TLS:       c.tlsConfig.value,
+		Headers:   c.headers.value,
+		Gzip:      c.compression.value == "gzip",
+		Timeout:   c.otlpTimeout.value,
+		UserAgent: "zaplens/" + Version,
+		OnRetry:   x.warnRetry,
+	})
+	if err != nil {
+		return exporter{}, err
 	}
-	compression := c.compression.value
-	if compression == "" {
-		compression = "none"
-	}
-	return otlploggrpc.New(ctx,
-		// A URL, not WithEndpoint: it also sets insecure, which the
-		// exporter would otherwise read from the environment.
-		otlploggrpc.WithEndpointURL(scheme+t.hostport),
-		otlploggrpc.WithTLSCredentials(creds),
-		otlploggrpc.WithHeaders(c.headers.value),
-		otlploggrpc.WithCompressor(compression),
-		otlploggrpc.WithTimeout(c.otlpTimeout.value),
-		otlploggrpc.WithRetry(retry),
-		otlploggrpc.WithDialOption(
-			grpc.WithDefaultCallOptions(grpc.WaitForReady(true)),
-			grpc.WithConnectParams(grpc.ConnectParams{Backoff: reconnect, MinConnectTimeout: 5 * time.Second}),
-		),
-	)
+	x.client = client
+	return exporter{export: x.export, close: client.Close}, nil
 }
 
-// A collector that is down, or restarting, must only delay delivery. By
-// default an export fails at once while gRPC has no connection, and the
-// exporter's next try comes 5 s later, when gRPC may be waiting out its own
-// reconnection backoff (up to 2 min): a batch in flight when the collector
-// went away was lost even if it came back within a second. Instead an
-// export waits for the connection, within its timeout; reconnection is
-// tried at least every 5 s; and retries come sooner.
-var (
-	reconnect = backoff.Config{BaseDelay: 500 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second}
-	retry     = otlploggrpc.RetryConfig{Enabled: true, InitialInterval: 500 * time.Millisecond, MaxInterval: 5 * time.Second, MaxElapsedTime: time.Minute}
-)
+func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final bool) (int, error) {
+	if final {
+		return x.send(ctx, body, n, transport.Final)
+	}
+	// A flush that comes while this export waits to retry makes it try
+	// again at once, as the flush would; an attempt in flight is left to
+	// finish, since the collector may already hold its records.
+	return x.send(transport.WithUrgent(ctx, x.p.pipe.Urgent()), body, n, transport.Normal)
+}
 
-// tlsConfig copies the user's configuration, as gRPC may set fields of the
-// one it is given, and requires TLS 1.2 at least.
-func tlsConfig(cfg *tls.Config) *tls.Config {
-	if cfg == nil {
-		return &tls.Config{MinVersion: tls.VersionTLS12}
+func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transport.Mode) (int, error) {
+	res := x.client.Export(ctx, body, n, mode)
+	if res.Err != nil {
+		x.warn(res.Cause, res.Err)
 	}
-	cfg = cfg.Clone()
-	if cfg.MinVersion == 0 {
-		cfg.MinVersion = tls.VersionTLS12
-	}
-	return cfg
+	return int(res.Rejected), res.Err
+}
+
+// warn tells the first failure of each cause at once, with what to do
+// about it.
+func (x *otlpExporter) warn(cause transport.Cause, err error) {
+	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.Hint(x.endpoint)))
+}
+
+// warnRetry tells the first failed attempt of each cause at once, before
+// its retries have run out, as a retry rather than a loss.
+func (x *otlpExporter) warnRetry(cause transport.Cause, err error) {
+	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.RetryHint(x.endpoint)))
 }

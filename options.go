@@ -30,8 +30,8 @@ type config struct {
 	level        zapcore.LevelEnabler
 	include      []string
 	exclude      []string
-	traceKey     string
-	spanKey      string
+	idFormat     IDFormat // nil: a tee writes no ids
+	traceBased   traceBased
 	flushTimeout time.Duration
 	defaultScope string
 }
@@ -39,8 +39,7 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{
 		level:        zapcore.InfoLevel,
-		traceKey:     "trace_id",
-		spanKey:      "span_id",
+		idFormat:     hexIDs("trace_id", "span_id"),
 		flushTimeout: DefaultFlushTimeout,
 		defaultScope: DefaultScope,
 	}
@@ -74,6 +73,11 @@ func WithLevel(l zapcore.LevelEnabler) Option {
 // children: "megatron.training" bridges "megatron.training" and
 // "megatron.training.loop", not "megatron.trainingx" nor "megatron". Repeated
 // calls add prefixes. Without it, every logger is bridged.
+//
+// With it, the unnamed root logger is bridged only if "" is among the
+// prefixes: WithLoggerName("", "http") bridges the root logger and http.*.
+// A prefix that can match no name (a trailing dot, an empty segment, a
+// wildcard) is told on stderr once, when the core is built.
 func WithLoggerName(prefixes ...string) Option {
 	return optionFunc(func(c *config) { c.include = append(c.include, prefixes...) })
 }
@@ -84,11 +88,13 @@ func WithoutLoggerName(prefixes ...string) Option {
 	return optionFunc(func(c *config) { c.exclude = append(c.exclude, prefixes...) })
 }
 
-// WithTraceKeys sets the keys under which a tee adds the trace and span ids
-// to its base core's output; the defaults are "trace_id" and "span_id". An
-// empty key leaves that id out.
+// WithTraceKeys sets the keys under which a tee adds the trace and span ids,
+// in lowercase hex, to its base core's output: the default format under
+// other keys; the defaults are "trace_id" and "span_id". An empty key leaves
+// that id out. It and [WithIDFormat] set the same thing: the last one given
+// wins.
 func WithTraceKeys(traceKey, spanKey string) Option {
-	return optionFunc(func(c *config) { c.traceKey, c.spanKey = traceKey, spanKey })
+	return optionFunc(func(c *config) { c.idFormat = hexIDs(traceKey, spanKey) })
 }
 
 // WithFlushTimeout bounds how long Sync, and the synchronous flush of a

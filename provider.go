@@ -5,29 +5,39 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/embedded"
 	"go.opentelemetry.io/otel/log/noop"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
-// LoggerProvider is an OpenTelemetry log.LoggerProvider with a counted
-// export pipeline: the SDK's batch processor in front of an OTLP/gRPC (or
-// console) exporter, a loss report, and a Shutdown that keeps its deadline.
+// LoggerProvider is an OpenTelemetry log.LoggerProvider with an export
+// pipeline of its own: each record is encoded once, straight to OTLP
+// protobuf, queued as bytes, batched by scope and sent over OTLP/gRPC or
+// OTLP/HTTP (or printed, with the console exporter), with every record
+// counted, losses reported, and a Shutdown that keeps its deadline.
 // Build it with [NewLoggerProvider]. A provider that could not be set up,
 // or was turned off, is a no-op: its loggers are disabled and cost nothing.
 type LoggerProvider struct {
 	embedded.LoggerProvider
 
-	inner    log.LoggerProvider
-	sdk      *sdklog.LoggerProvider // nil for a no-op provider
-	gate     *gate
+	pipe     *pipeline.Pipeline // nil for a no-op provider
+	limits   otlpwire.Limits
 	reporter *reporter
-	counts   counters
-	flushes  flushes
+	close    func(context.Context) error // the exporter's
+	stopped  atomic.Bool
+
+	mu            sync.Mutex
+	loggers       map[loggerKey]*logger
+	overflowScope int // the pipeline's number for overflowScope; -1 until used
 
 	shutdownOnce sync.Once
+	shutdownDone chan struct{}
 	shutdownErr  error
 }
 
@@ -72,75 +82,118 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 }
 
 func noopProvider() *LoggerProvider {
-	return &LoggerProvider{inner: noop.NewLoggerProvider()}
+	p := &LoggerProvider{shutdownDone: make(chan struct{})}
+	p.stopped.Store(true)
+	return p
 }
 
-// build assembles the pipeline: gate -> BatchProcessor -> tally -> exporter.
+// build assembles the pipeline: encoder -> queue -> exporter.
 func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	res, err := newResource(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	exp, err := newExporter(ctx, c)
+	p := &LoggerProvider{
+		limits:        otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true},
+		loggers:       map[loggerKey]*logger{},
+		overflowScope: -1,
+		shutdownDone:  make(chan struct{}),
+	}
+	if !c.attrCount.set {
+		p.limits.AttributeCount = otlpwire.DefaultLimits.AttributeCount
+	}
+	exp, err := newExporter(c, p)
 	if err != nil {
 		return nil, err
 	}
-	p := &LoggerProvider{}
-	p.gate = newGate(nil, &p.counts, c.queueSize.value, c.blockOnFull)
-	p.gate.next = sdklog.NewBatchProcessor(&tally{Exporter: exp, gate: p.gate},
-		sdklog.WithMaxQueueSize(c.queueSize.value),
-		sdklog.WithExportMaxBatchSize(c.batchSize.value),
-		sdklog.WithExportInterval(c.scheduleDelay.value),
-		sdklog.WithExportTimeout(c.exportTimeout.value),
-	)
-	popts := []sdklog.LoggerProviderOption{sdklog.WithResource(res), sdklog.WithProcessor(p.gate)}
-	if !c.keyDedup {
-		popts = append(popts, sdklog.WithAllowKeyDuplication())
-	}
-	if c.attrCount.set {
-		popts = append(popts, sdklog.WithAttributeCountLimit(c.attrCount.value))
-	}
-	if c.attrValueLen.set {
-		popts = append(popts, sdklog.WithAttributeValueLengthLimit(c.attrValueLen.value))
-	}
-	p.sdk = sdklog.NewLoggerProvider(popts...)
-	p.inner = p.sdk
-	// The flush goes to the processor, not through the SDK provider: the
-	// provider's Shutdown waits for its own operations, and a flush that
-	// outlives its caller must not hold Shutdown up.
-	p.flushes.run = func() error { return p.gate.next.ForceFlush(context.Background()) }
-	p.reporter = newReporter(p.gate, c)
+	p.close = exp.close
+	p.pipe = pipeline.New(pipeline.Config{
+		MaxQueueBytes:   c.queueBytes.value,
+		MaxQueueRecords: c.queueRecords(),
+		MaxBatchRecords: c.batchSize.value,
+		MaxRequestBytes: c.requestBytes.value,
+		ScheduleDelay:   c.scheduleDelay.value,
+		ExportTimeout:   c.exportTimeout.value,
+		BlockOnFull:     c.blockOnFull,
+		Resource:        otlpwire.NewResource(res.Attributes(), res.SchemaURL()),
+		Export:          exp.export,
+	})
+	p.reporter = newReporter(p, c)
 	return p, nil
 }
 
-// Logger returns the logger of the named instrumentation scope.
+// Logger returns the logger of the named instrumentation scope. Loggers
+// are kept per scope; past [maxProviderScopes] distinct scopes, later ones
+// share the last scope made, so that a program naming loggers after
+// unbounded values cannot grow the provider without bound.
 func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logger {
-	return p.inner.Logger(name, opts...)
+	if p.pipe == nil {
+		return noop.Logger{}
+	}
+	cfg := log.NewLoggerConfig(opts...)
+	attrs := cfg.InstrumentationAttributes()
+	key := loggerKey{name: name, version: cfg.InstrumentationVersion(), schemaURL: cfg.SchemaURL(),
+		attrs: attrs.Equivalent()}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l, ok := p.loggers[key]; ok {
+		return l
+	}
+	if len(p.loggers) >= maxProviderScopes {
+		return p.overflow(name)
+	}
+	scope := otlpwire.NewScope(name, key.version, key.schemaURL, attrs.ToSlice())
+	l := &logger{p: p, scope: p.pipe.AddScope(scope)}
+	p.loggers[key] = l
+	return l
 }
+
+// maxProviderScopes bounds the scopes a provider keeps.
+const maxProviderScopes = 4096
+
+// overflow is the logger for a scope past the bound: the overflow scope,
+// one for all of them, with the scope's own name kept on each record as
+// otel.scope.name. It is not kept: nothing grows with the names.
+func (p *LoggerProvider) overflow(name string) *logger {
+	if p.overflowScope < 0 {
+		p.overflowScope = p.pipe.AddScope(otlpwire.NewScope(overflowScope, "", "", nil))
+	}
+	return &logger{p: p, scope: p.overflowScope, name: name}
+}
+
+// overflowScope is the scope of records from loggers past the bound.
+const overflowScope = "zaplens.overflow"
+
+// keyScopeName carries an overflowed logger's scope name, as the semantic
+// conventions carry a scope's name outside OTLP.
+const keyScopeName = "otel.scope.name"
 
 // Stats returns the counts so far; see [Stats] for what they mean. A no-op
 // provider's are all zero.
 func (p *LoggerProvider) Stats() Stats {
-	return p.counts.snapshot()
+	if p.pipe == nil {
+		return Stats{}
+	}
+	return statsOf(p.pipe.Counts())
 }
 
 // ForceFlush exports every queued record and waits, at most until ctx is
 // done (or [DefaultShutdownTimeout] if ctx has no deadline), for the
-// exports to finish. It returns an error when ctx ran out or
-// records failed to export meanwhile. A flush cut short by ctx goes on in
-// the background, bounded by the exporter's timeout, so that no record is
-// left uncounted.
+// exports to finish. An endpoint that refuses connections is tried once,
+// not retried. It returns an error when ctx ran out or records failed to
+// export meanwhile. A flush cut short by ctx goes on in the background,
+// bounded by the exporter's timeout, so that no record is left uncounted.
 func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
-	if p.sdk == nil {
+	if p.pipe == nil {
 		return nil
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	before := p.counts.snapshot()
-	err := p.flushes.wait(ctx)
-	after := p.counts.snapshot()
+	before := p.pipe.Counts()
+	err := p.pipe.Flush(ctx)
+	after := p.pipe.Counts()
 	if failed := after.Failed - before.Failed; failed > 0 {
-		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, p.gate.lastError()))
+		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, p.pipe.LastError()))
 	}
 	return err
 }
@@ -148,37 +201,59 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // Shutdown flushes the queue, stops the exporter and makes the final loss
 // report. It returns by the time ctx is done, or after
 // [DefaultShutdownTimeout] if ctx has no deadline, even with the collector
-// down; a slow loss-report writer or callback may add 100ms. If any record
+// down; a slow loss-report writer or callback may add 100ms. When an
+// earlier flush has been waiting for a second or more (a collector that
+// does not answer, and a Sync that gave up on it), a ctx without deadline
+// gets [StuckShutdownTimeout] instead: the program's stop is not made to
+// wait it out twice. If any record
 // was not delivered over the provider's life, its error holds a
-// [*DeliveryError] that says how many. Its loggers are disabled
-// from then on, so the bridge sends them nothing more. Later calls return
-// the first call's result.
+// [*DeliveryError] that says how many. Its loggers are disabled from then
+// on, so the bridge sends them nothing more. A later or concurrent call
+// returns the first call's result, or its own context's error if that
+// comes first.
 func (p *LoggerProvider) Shutdown(ctx context.Context) error {
-	p.shutdownOnce.Do(func() { p.shutdownErr = p.shutdown(ctx) })
-	return p.shutdownErr
+	if p.pipe == nil {
+		return nil
+	}
+	var cancel context.CancelFunc
+	if _, ok := ctx.Deadline(); !ok && p.pipe.FlushWaiting() >= time.Second {
+		ctx, cancel = context.WithTimeout(ctx, StuckShutdownTimeout)
+	} else {
+		ctx, cancel = bounded(ctx)
+	}
+	defer cancel()
+	first := false
+	p.shutdownOnce.Do(func() { first = true })
+	if first {
+		// The first call does the work, bounded by its own deadline.
+		p.stopped.Store(true)
+		p.shutdownErr = p.shutdown(ctx)
+		close(p.shutdownDone)
+		return p.shutdownErr
+	}
+	// A later or concurrent call waits for it, within its own deadline.
+	select {
+	case <-p.shutdownDone:
+		return p.shutdownErr
+	case <-ctx.Done():
+		return fmt.Errorf("zaplens: shutdown: %w", ctx.Err())
+	}
 }
 
 func (p *LoggerProvider) shutdown(ctx context.Context) error {
-	if p.sdk == nil {
-		return nil
+	err := p.pipe.Shutdown(ctx)
+	if cerr := p.close(ctx); cerr != nil && err == nil {
+		err = cerr
 	}
-	ctx, cancel := bounded(ctx)
-	defer cancel()
-	// Logging calls waiting for room are SDK operations that its Shutdown
-	// waits for: release them first.
-	p.gate.stop()
-	err := p.sdk.Shutdown(ctx)
-	if ctx.Err() != nil {
-		// The SDK may have given up before it reached the processor; stop
-		// the batching goroutine and the exporter anyway, in the
-		// background, bounded by the exporter's own timeout.
-		go func() { _ = p.gate.next.Shutdown(context.Background()) }()
+	s := p.Stats()
+	p.reporter.close(ctx, s)
+	if s.Lost()+s.Queued > 0 {
+		return &DeliveryError{Stats: s, Err: p.pipe.LastError(), ErrAt: p.pipe.LastErrorAt()}
 	}
-	p.reporter.close(ctx)
-	if s := p.counts.snapshot(); s.Lost()+s.Queued > 0 {
-		err = errors.Join(&DeliveryError{Stats: s, Err: p.gate.lastError()}, err)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fmt.Errorf("zaplens: shutdown: %w", err)
 	}
-	return err
+	return nil
 }
 
 // bounded gives ctx a deadline of DefaultShutdownTimeout if it has none.
@@ -194,19 +269,13 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // out. errors.As finds it in Shutdown's error.
 type DeliveryError struct {
 	Stats Stats
-	Err   error // the latest export error, if any
+	Err   error     // the latest export error, if any
+	ErrAt time.Time // when Err happened
 }
 
-// Error says how many records were not delivered, and why.
-func (e *DeliveryError) Error() string {
-	s := e.Stats
-	msg := fmt.Sprintf("zaplens: %d of %d log records not delivered (%d dropped, %d failed, %d unsent at shutdown)",
-		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued)
-	if e.Err != nil {
-		msg += "; last export error: " + e.Err.Error()
-	}
-	return msg
-}
+// Error says how many records were not delivered, and why, in the words
+// and numbers of the final loss report.
+func (e *DeliveryError) Error() string { return undelivered(e.Stats, e.Err, e.ErrAt) }
 
 // Unwrap returns the latest export error, if any.
 func (e *DeliveryError) Unwrap() error { return e.Err }

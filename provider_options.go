@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
+
+	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
 // Defaults of the export pipeline, sized for a busy training rank that logs
 // 10,000 lines per step as fast as its loop goes, then computes for about
-// half a second: the queue holds a step and a half of lines even if nothing
-// drains during the burst, and batches of 1024 empty it to a local collector
-// in a fraction of the compute time. The SDK's own defaults (2048 and 512)
-// lose most of such a burst.
-//
-// The queue's slots are allocated when the provider starts, 600 bytes each
-// (an SDK Record and its ring links), so 9.4 MiB for DefaultQueueSize, plus
-// the queued records' own strings. The README has measurements.
+// half a second. Records wait as their OTLP bytes, about 150 to 250 bytes
+// for a line with a few fields, so the default queue holds a burst of
+// 100,000 such lines; its memory is taken as records arrive and given back
+// as they leave, not allocated at start. The README has measurements.
 const (
-	// DefaultQueueSize is how many records may wait for export.
-	DefaultQueueSize = 16384
+	// DefaultQueueBytes is how many bytes of records may wait for export.
+	DefaultQueueBytes = 24 << 20
+	// DefaultRequestBytes bounds one export request: under the 4 MiB a
+	// Collector accepts by default over gRPC, with room to spare.
+	DefaultRequestBytes = 3 << 20
 	// DefaultBatchSize is the most records sent in one export.
 	DefaultBatchSize = 1024
 	// DefaultScheduleDelay is the longest a record waits for a batch that
@@ -36,11 +36,19 @@ const (
 	// context has no deadline: with the collector down, an unbounded
 	// Shutdown would wait out the OTLP timeout once per batch in the queue.
 	DefaultShutdownTimeout = 10 * time.Second
+	// StuckShutdownTimeout bounds Shutdown, when its context has no
+	// deadline, after a flush that ran out of time: with the README's
+	// pattern (Sync, then Shutdown) and a collector that never answers, a
+	// program stops within the flush bound and this.
+	StuckShutdownTimeout = 500 * time.Millisecond
 	// DefaultReportInterval is how often losses are reported, if any.
 	DefaultReportInterval = 10 * time.Second
 	// DefaultEndpoint is the OTel spec's default for OTLP/gRPC: a
 	// collector on this host, without TLS.
 	DefaultEndpoint = "http://localhost:4317"
+	// DefaultHTTPEndpoint is the OTel spec's default for OTLP/HTTP, to which
+	// /v1/logs is added.
+	DefaultHTTPEndpoint = "http://localhost:4318"
 )
 
 // A ProviderOption configures [NewLoggerProvider]. Options win over the
@@ -70,18 +78,22 @@ type providerConfig struct {
 	endpointFrom  string // the variable or option that set it, for messages
 	insecure      setting[bool]
 	headers       setting[map[string]string]
+	headersFrom   string // the variable or option that set them, for messages
 	tlsConfig     setting[*tls.Config]
 	compression   setting[string]
 	otlpTimeout   setting[time.Duration]
-	queueSize     setting[int]
+	protocol      setting[string]
+	queueSize     setting[int] // records; bounds the queue only when set
+	queueBytes    setting[int]
+	requestBytes  setting[int]
 	batchSize     setting[int]
 	scheduleDelay setting[time.Duration]
 	exportTimeout setting[time.Duration]
 	attrCount     setting[int]
-	keyDedup      bool
 	attrValueLen  setting[int]
+	warnings      []string // told once through the loss writer at start
 
-	exporter       sdklog.Exporter // WithExporter: replaces otlp and console
+	exportFunc     pipeline.ExportFunc // tests: replaces otlp and console
 	consoleWriter  io.Writer
 	blockOnFull    time.Duration
 	serviceName    string
@@ -92,11 +104,13 @@ type providerConfig struct {
 	reportOff      bool
 }
 
-// WithEndpoint sets where OTLP/gRPC exports go, overriding
+// WithEndpoint sets where OTLP exports go, overriding
 // OTEL_EXPORTER_OTLP_LOGS_ENDPOINT and OTEL_EXPORTER_OTLP_ENDPOINT. It takes
 // "https://host:port", "http://host:port" (no TLS) or "host:port" (TLS unless
-// [WithInsecure]); the port defaults to 4317. The default is
-// http://localhost:4317.
+// [WithInsecure]); the port defaults to 4317 for gRPC and 4318 for HTTP.
+// Over OTLP/HTTP a URL without a path gets /v1/logs, one with a path is used
+// as it is. The default is http://localhost:4317, or http://localhost:4318
+// for OTLP/HTTP.
 func WithEndpoint(endpoint string) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.endpoint.put(endpoint) })
 }
@@ -135,11 +149,33 @@ func WithOTLPTimeout(d time.Duration) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.otlpTimeout.put(d) })
 }
 
-// WithQueueSize sets how many records may wait for export, overriding
-// OTEL_BLRP_MAX_QUEUE_SIZE; the default is [DefaultQueueSize]. The queue is
-// allocated in full at start, 600 bytes a record.
+// WithProtocol chooses the OTLP transport, "grpc" (the default) or
+// "http/protobuf", overriding OTEL_EXPORTER_OTLP_LOGS_PROTOCOL and
+// OTEL_EXPORTER_OTLP_PROTOCOL.
+func WithProtocol(protocol string) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.protocol.put(protocol) })
+}
+
+// WithQueueSize bounds how many records may wait for export, overriding
+// OTEL_BLRP_MAX_QUEUE_SIZE. By default only bytes bound the queue
+// ([WithQueueBytes]); a count, when given, bounds it too.
 func WithQueueSize(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.queueSize.put(n) })
+}
+
+// WithQueueBytes bounds how many bytes of encoded records may wait for
+// export, overriding ZAPLENS_QUEUE_BYTES; the default is
+// [DefaultQueueBytes]. Memory is taken as records arrive, not at start.
+func WithQueueBytes(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.queueBytes.put(n) })
+}
+
+// WithRequestBytes bounds the size of one export request, overriding
+// ZAPLENS_REQUEST_BYTES; the default is [DefaultRequestBytes], under a
+// Collector's default 4 MiB gRPC limit. A record too large for any request
+// has its longest values cut to fit, and is counted in [Stats].Cut.
+func WithRequestBytes(n int) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.requestBytes.put(n) })
 }
 
 // WithBatchSize sets the most records sent in one export, overriding
@@ -171,16 +207,10 @@ func WithBlockOnFull(d time.Duration) ProviderOption {
 }
 
 // WithExporterName chooses the exporter as OTEL_LOGS_EXPORTER does, which it
-// overrides: "otlp" (the default), "console" (records as JSON on stdout) or
-// "none" (a no-op provider).
+// overrides: "otlp" (the default), "console" (each request as a line of
+// OTLP/JSON on stdout) or "none" (a no-op provider).
 func WithExporterName(name string) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.exporterName.put(name) })
-}
-
-// WithExporter sends records to e instead of the OTLP or console exporter,
-// still through the counting, batching queue. The provider shuts e down.
-func WithExporter(e sdklog.Exporter) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.exporter = e })
 }
 
 // WithConsoleWriter sets where the console exporter writes; the default is
@@ -218,16 +248,6 @@ func WithAttributeCountLimit(n int) ProviderOption {
 // SDK's default is no limit.
 func WithAttributeValueLengthLimit(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.attrValueLen.put(n) })
-}
-
-// WithKeyDeduplication makes the SDK remove repeated attribute keys from
-// every record, as it does by default. Without it the provider leaves that
-// to its producers: zaplens's bridge emits records whose keys are already
-// unique, at a fraction of the SDK's cost (the SDK's pass is about 15% of a
-// bridged line's CPU time, see docs/benchmarks.md). Use it when other code,
-// such as another log bridge, emits to this provider too.
-func WithKeyDeduplication() ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.keyDedup = true })
 }
 
 // WithLossReport calls report, from its own goroutine, once per interval in

@@ -10,7 +10,9 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
-	sdklog "go.opentelemetry.io/otel/sdk/log"
+	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // envVars is every variable the provider reads; cleanEnv empties them so
@@ -51,31 +53,42 @@ func emit(p log.LoggerProvider, n int) {
 }
 
 // memExporter keeps records; block, when set, holds every export until it
-// is closed or the export's context ends; fail makes exports fail.
+// is closed or the export's context ends; fail makes exports fail. It is the
+// pipeline's last step, as the OTLP transport is, with the requests decoded.
 type memExporter struct {
 	mu      sync.Mutex
-	records []sdklog.Record
+	records []*logpb.LogRecord
+	scopes  []string // each record's scope name
 	block   chan struct{}
 	fail    error
 }
 
-func (e *memExporter) Export(ctx context.Context, rs []sdklog.Record) error {
+func (e *memExporter) export(ctx context.Context, body []byte, n int, _ bool) (int, error) {
 	if e.block != nil {
 		select {
 		case <-e.block:
 		case <-ctx.Done():
-			return ctx.Err()
+			return n, ctx.Err()
 		}
 	}
 	if e.fail != nil {
-		return e.fail
+		return n, e.fail
+	}
+	var req collogpb.ExportLogsServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		return n, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, r := range rs {
-		e.records = append(e.records, r.Clone())
+	for _, rl := range req.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, r := range sl.LogRecords {
+				e.records = append(e.records, r)
+				e.scopes = append(e.scopes, sl.GetScope().GetName())
+			}
+		}
 	}
-	return nil
+	return 0, nil
 }
 
 func (e *memExporter) len() int {
@@ -84,8 +97,10 @@ func (e *memExporter) len() int {
 	return len(e.records)
 }
 
-func (*memExporter) Shutdown(context.Context) error   { return nil }
-func (*memExporter) ForceFlush(context.Context) error { return nil }
+// withExporter sends the provider's requests to e instead of a collector.
+func withExporter(e *memExporter) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.exportFunc = e.export })
+}
 
 func checkSum(t *testing.T, s Stats) {
 	t.Helper()
@@ -106,7 +121,7 @@ func newTestProvider(t *testing.T, opts ...ProviderOption) *LoggerProvider {
 func TestProviderDeliversAndCounts(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{}
-	p := newTestProvider(t, WithExporter(exp))
+	p := newTestProvider(t, withExporter(exp))
 	emit(p, 5000)
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
@@ -123,7 +138,7 @@ func TestProviderDeliversAndCounts(t *testing.T) {
 func TestProviderDropsWhenFullWithoutWaiting(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{block: make(chan struct{})}
-	p := newTestProvider(t, WithExporter(exp), WithQueueSize(100), WithBatchSize(10))
+	p := newTestProvider(t, withExporter(exp), WithQueueSize(100), WithBatchSize(10))
 	start := time.Now()
 	emit(p, 1000)
 	if d := time.Since(start); d > time.Second {
@@ -154,7 +169,7 @@ func TestProviderCountsFailures(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{fail: errors.New("collector says no")}
 	// A batch larger than the records and a long delay: all fail in the flush.
-	p := newTestProvider(t, WithExporter(exp), WithBatchSize(1000), WithScheduleDelay(time.Hour))
+	p := newTestProvider(t, withExporter(exp), WithBatchSize(1000), WithScheduleDelay(time.Hour))
 	emit(p, 250)
 	err := p.ForceFlush(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "250 log records failed") {
@@ -170,7 +185,7 @@ func TestProviderCountsFailures(t *testing.T) {
 func TestBlockOnFullWaitsBounded(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{block: make(chan struct{})}
-	p := newTestProvider(t, WithExporter(exp), WithQueueSize(10), WithBatchSize(10), WithBlockOnFull(50*time.Millisecond))
+	p := newTestProvider(t, withExporter(exp), WithQueueSize(10), WithBatchSize(10), WithBlockOnFull(50*time.Millisecond))
 	emit(p, 10)
 	start := time.Now()
 	emit(p, 2) // no room: each waits its bound, then is dropped
@@ -182,7 +197,7 @@ func TestBlockOnFullWaitsBounded(t *testing.T) {
 	}
 	// Released while a caller waits: the caller gets the room, nothing is dropped.
 	go func() { time.Sleep(10 * time.Millisecond); close(exp.block) }()
-	p2 := newTestProvider(t, WithExporter(&memExporter{}), WithQueueSize(10), WithBatchSize(5), WithBlockOnFull(5*time.Second))
+	p2 := newTestProvider(t, withExporter(&memExporter{}), WithQueueSize(10), WithBatchSize(5), WithBlockOnFull(5*time.Second))
 	emit(p2, 2000)
 	if s := p2.Stats(); s.Dropped != 0 {
 		t.Errorf("with a bounded wait and a draining exporter: %v", s)
@@ -196,7 +211,7 @@ func TestShutdownKeepsDeadlineAndReportsUnsent(t *testing.T) {
 	exp := &memExporter{block: make(chan struct{})} // a collector that never answers
 	defer close(exp.block)
 	var buf lockedBuffer
-	p, err := NewLoggerProvider(context.Background(), WithExporter(exp), WithLossWriter(&buf), WithBatchSize(100))
+	p, err := NewLoggerProvider(context.Background(), withExporter(exp), WithLossWriter(&buf), WithBatchSize(100))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +228,12 @@ func TestShutdownKeepsDeadlineAndReportsUnsent(t *testing.T) {
 	if !errors.As(err, &de) || de.Stats.Queued+de.Stats.Failed != 1000 {
 		t.Fatalf("Shutdown error %v, want 1000 undelivered", err)
 	}
-	if !strings.Contains(err.Error(), "1000 of 1000 log records not delivered") {
+	if !strings.Contains(err.Error(), "1000 of 1000 log records were not delivered") || !strings.Contains(err.Error(), "1000 still queued at shutdown") {
 		t.Errorf("message %q", err)
 	}
-	if !strings.Contains(buf.String(), "at shutdown, 1000 log records were not delivered") {
-		t.Errorf("final report %q", buf.String())
+	// One story: the last line of the report is the error, word for word.
+	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); lines[len(lines)-1] != err.Error() {
+		t.Errorf("final report %q, error %q", lines[len(lines)-1], err)
 	}
 	// After Shutdown loggers are disabled, so the bridge emits nothing more.
 	if late.Enabled(context.Background(), log.EnabledParameters{}) {
@@ -234,7 +250,7 @@ func TestLossReportOncePerInterval(t *testing.T) {
 	exp := &memExporter{block: make(chan struct{})}
 	var mu sync.Mutex
 	var reports []Loss
-	p, err := NewLoggerProvider(context.Background(), WithExporter(exp), WithQueueSize(10), WithBatchSize(10),
+	p, err := NewLoggerProvider(context.Background(), withExporter(exp), WithQueueSize(10), WithBatchSize(10),
 		WithLossReport(50*time.Millisecond, func(l Loss) { mu.Lock(); reports = append(reports, l); mu.Unlock() }))
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +285,7 @@ func TestLossReportOncePerInterval(t *testing.T) {
 func TestNoLossNoReport(t *testing.T) {
 	cleanEnv(t)
 	var buf lockedBuffer
-	p, err := NewLoggerProvider(context.Background(), WithExporter(&memExporter{}),
+	p, err := NewLoggerProvider(context.Background(), withExporter(&memExporter{}),
 		WithLossWriter(&buf), WithLossReport(10*time.Millisecond, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +302,7 @@ func TestNoLossNoReport(t *testing.T) {
 
 func TestConcurrentEmitCountsAddUp(t *testing.T) {
 	cleanEnv(t)
-	p := newTestProvider(t, WithExporter(&memExporter{}), WithQueueSize(500), WithBatchSize(100))
+	p := newTestProvider(t, withExporter(&memExporter{}), WithQueueSize(500), WithBatchSize(100))
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() { emit(p, 5000) })
@@ -319,7 +335,7 @@ var logEnabledInfo = log.EnabledParameters{Severity: log.SeverityInfo}
 func TestForceFlushDeadlineLosesNoCount(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{block: make(chan struct{})}
-	p := newTestProvider(t, WithExporter(exp), WithQueueSize(100), WithBatchSize(10), WithScheduleDelay(time.Hour))
+	p := newTestProvider(t, withExporter(exp), WithQueueSize(100), WithBatchSize(10), WithScheduleDelay(time.Hour))
 	emit(p, 25) // three chunks: with the SDK's deadline, two would be forgotten
 	for range 5 {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -102,7 +102,7 @@ func TestRankOffPaysNothing(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("RANK", "3")
 	exp := &memExporter{}
-	p := newTestProvider(t, WithExporter(exp))
+	p := newTestProvider(t, withExporter(exp))
 	allocs := func(l *zap.Logger) float64 {
 		return testing.AllocsPerRun(100, func() { l.Error("failed", zap.Int("step", 1), zap.String("phase", "train")) })
 	}

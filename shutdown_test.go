@@ -3,22 +3,12 @@ package zaplens
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 )
-
-// shutExporter blocks exports until release is closed and records its
-// Shutdown.
-type shutExporter struct {
-	memExporter
-	shut atomic.Bool
-}
-
-func (e *shutExporter) Shutdown(context.Context) error { e.shut.Store(true); return nil }
 
 // eventually polls cond for up to d.
 func eventually(d time.Duration, cond func() bool) bool {
@@ -32,11 +22,12 @@ func eventually(d time.Duration, cond func() bool) bool {
 
 // A flush cut short by its caller (a bridge's Sync) goes on in the
 // background; a Shutdown after it still stops the pipeline, once the
-// stuck export gives up.
+// stuck export gives up, and later records are not taken.
 func TestShutdownAfterTimedOutFlush(t *testing.T) {
 	cleanEnv(t)
-	exp := &shutExporter{memExporter: memExporter{block: make(chan struct{})}}
-	p := newTestProvider(t, WithExporter(exp), WithExportTimeout(300*time.Millisecond))
+	exp := &memExporter{block: make(chan struct{})}
+	defer close(exp.block)
+	p := newTestProvider(t, withExporter(exp), WithExportTimeout(300*time.Millisecond))
 	emit(p, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	_ = p.ForceFlush(ctx)
@@ -44,11 +35,12 @@ func TestShutdownAfterTimedOutFlush(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_ = p.Shutdown(ctx)
-	if !p.gate.stopped.Load() {
-		t.Error("the gate still admits records after Shutdown")
+	emit(p, 1)
+	if s := p.Stats(); s.Emitted != 10 {
+		t.Errorf("stats %v: want the record after Shutdown not taken", s)
 	}
-	if !eventually(3*time.Second, exp.shut.Load) {
-		t.Error("the exporter was never shut down")
+	if !eventually(3*time.Second, func() bool { return p.Stats().Queued == 0 }) {
+		t.Errorf("the stuck export never settled: %v", p.Stats())
 	}
 }
 
@@ -56,9 +48,9 @@ func TestShutdownAfterTimedOutFlush(t *testing.T) {
 // Shutdown, and its record counted as dropped.
 func TestShutdownReleasesWaitingCall(t *testing.T) {
 	cleanEnv(t)
-	exp := &shutExporter{memExporter: memExporter{block: make(chan struct{})}}
+	exp := &memExporter{block: make(chan struct{})}
 	defer close(exp.block)
-	p := newTestProvider(t, WithExporter(exp), WithQueueSize(10), WithBatchSize(10), WithBlockOnFull(10*time.Second))
+	p := newTestProvider(t, withExporter(exp), WithQueueSize(10), WithBatchSize(10), WithBlockOnFull(10*time.Second))
 	emit(p, 10)
 	released := make(chan time.Duration)
 	go func() {
@@ -87,7 +79,7 @@ func TestShutdownReleasesWaitingCall(t *testing.T) {
 func TestShutdownDoesNotWaitForSlowReport(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{fail: context.Canceled}
-	p := newTestProvider(t, WithExporter(exp), WithLossReport(time.Hour, func(Loss) { time.Sleep(3 * time.Second) }))
+	p := newTestProvider(t, withExporter(exp), WithLossReport(time.Hour, func(Loss) { time.Sleep(3 * time.Second) }))
 	emit(p, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -114,23 +106,23 @@ func TestHeaderValueNotPrintable(t *testing.T) {
 	}
 }
 
-// NewLoggerProvider leaves key de-duplication to the bridge, which emits
-// unique keys; WithKeyDeduplication gives it back to the SDK, for records
-// from other emitters.
-func TestKeyDeduplicationOption(t *testing.T) {
-	for _, tc := range []struct {
-		opts []ProviderOption
-		want int
-	}{{nil, 2}, {[]ProviderOption{WithKeyDeduplication()}, 1}} {
-		cleanEnv(t)
-		exp := &memExporter{}
-		p := newTestProvider(t, append(tc.opts, WithExporter(exp))...)
-		var r log.Record
-		r.AddAttributes(attribute.Int("k", 1), attribute.Int("k", 2))
-		p.Logger("other").Emit(context.Background(), r)
-		_ = p.Shutdown(context.Background())
-		if exp.len() != 1 || exp.records[0].AttributesLen() != tc.want {
-			t.Errorf("options %d: %d records, attributes %d, want %d", len(tc.opts), exp.len(), exp.records[0].AttributesLen(), tc.want)
-		}
+// Records other code emits get unique keys at every level, the last
+// value at the first's place, as the SDK gives them.
+func TestEmitDeduplicatesKeys(t *testing.T) {
+	cleanEnv(t)
+	exp := &memExporter{}
+	p := newTestProvider(t, withExporter(exp))
+	var r log.Record
+	r.AddAttributes(attribute.Int("k", 1), attribute.Int("k", 2),
+		attribute.KeyValue{Key: "m", Value: attribute.MapValue(attribute.Int("a", 1), attribute.Int("a", 3))})
+	p.Logger("other").Emit(context.Background(), r)
+	_ = p.Shutdown(context.Background())
+	if exp.len() != 1 {
+		t.Fatalf("%d records", exp.len())
+	}
+	attrs := exp.records[0].Attributes
+	if len(attrs) != 2 || attrs[0].Value.GetIntValue() != 2 || len(attrs[1].Value.GetKvlistValue().GetValues()) != 1 ||
+		attrs[1].Value.GetKvlistValue().Values[0].Value.GetIntValue() != 3 {
+		t.Errorf("attributes %v", attrs)
 	}
 }

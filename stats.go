@@ -2,7 +2,8 @@ package zaplens
 
 import (
 	"fmt"
-	"sync/atomic"
+
+	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
 // Stats counts the records that went through a [LoggerProvider] since it was
@@ -26,6 +27,9 @@ type Stats struct {
 	// waiting in the queue or in an export in flight. After a Shutdown that
 	// ran out of time, they are the records it could not send.
 	Queued uint64
+	// Cut is the records too large for any export request whose longest
+	// values were cut to fit; they are counted as delivered too.
+	Cut uint64
 }
 
 // Lost is the records that will never be delivered: Dropped + Failed.
@@ -37,26 +41,8 @@ func (s Stats) String() string {
 		s.Emitted, s.Exported, s.Dropped, s.Failed, s.Queued)
 }
 
-// counters are the live counts behind [Stats]. They are plain atomics
-// because they sit on the logging path, where a lock would make emitters
-// wait on each other and on the exporter.
-type counters struct {
-	emitted  atomic.Uint64
-	exported atomic.Uint64
-	dropped  atomic.Uint64
-	failed   atomic.Uint64
-}
-
-// snapshot reads the outcomes before the emitted count: a record is counted
-// as emitted before any outcome of it is, so this order keeps Queued from
-// going below zero while records are moving.
-func (c *counters) snapshot() Stats {
-	s := Stats{
-		Exported: c.exported.Load(),
-		Dropped:  c.dropped.Load(),
-		Failed:   c.failed.Load(),
-	}
-	s.Emitted = c.emitted.Load()
-	s.Queued = s.Emitted - s.Exported - s.Dropped - s.Failed
-	return s
+// statsOf reads the pipeline's counts, which it keeps under one lock so
+// that they add up at every moment.
+func statsOf(c pipeline.Counts) Stats {
+	return Stats{Emitted: c.Emitted, Exported: c.Exported, Dropped: c.Dropped, Failed: c.Failed, Queued: c.Queued, Cut: c.Cut}
 }

@@ -3,10 +3,11 @@ package zaplens
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 
-	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -21,12 +22,7 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 		base = zapcore.NewNopCore()
 	}
 	bridge := NewCore(opts...)
-	cfg := &bridge.b.cfg
-	keys := newTraceKeys(cfg.traceKey, cfg.spanKey)
-	if _, nested := base.(*tee); nested {
-		keys = newTraceKeys("", "") // the inner tee prints them
-	}
-	return &tee{base: base, bridge: bridge, keys: keys}
+	return &tee{base: base, bridge: bridge, format: bridge.b.cfg.idFormat}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -40,7 +36,7 @@ func WrapCore(opts ...Option) zap.Option {
 type tee struct {
 	base   zapcore.Core
 	bridge *Core
-	keys   traceKeys
+	format IDFormat        // nil: no ids
 	ctx    context.Context // from With, for the entries that carry none
 	ids    []zapcore.Field // ctx's ids, rendered once
 }
@@ -64,7 +60,7 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	}
 	nt.bridge = t.bridge.With(fields).(*Core)
 	if ctx, n := findContext(fields); n > 0 {
-		nt.ctx, nt.ids = ctx, t.keys.fields(ctx, nil)
+		nt.ctx, nt.ids = ctx, t.appendIDs(nil, ctx)
 	}
 	return &nt
 }
@@ -74,16 +70,23 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 // so that it can take the context out and put the ids in.
 func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	base := t.base.Check(ent, nil)
-	logger, bridged := t.bridge.b.check(ent)
-	if base == nil && !bridged {
+	s, bridged := t.bridge.b.check(ent)
+	terminal := ent.Level >= zapcore.DPanicLevel
+	if base == nil && !bridged && !terminal {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base = t, base
+	w.tee, w.base, w.bridged = t, base, bridged
 	if bridged {
-		w.logger = logger
+		w.scope = s
 	}
-	return ce.AddCore(ent, w)
+	ce = ce.AddCore(ent, w)
+	if terminal {
+		// zap may panic or exit after this entry: what is queued, from
+		// any logger, must leave first, whether this one is bridged or not.
+		w.ce = ce
+	}
+	return ce
 }
 
 // Write writes to both sides, for callers that skip Check.
@@ -93,7 +96,7 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(ctx, n, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName).logger, ctx, ent, fields)
+	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName), ctx, ent, fields)
 	return err
 }
 
@@ -111,9 +114,11 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		return fields
 	}
 	out := (*buf)[:0]
-	if nctx > 0 {
-		out = t.keys.fields(ctx, out)
-	} else {
+	switch {
+	case nctx > 0 && idsPrinted(fields): // an outer tee printed them
+	case nctx > 0:
+		out = t.appendIDs(out, ctx)
+	default:
 		ctx = t.ctx
 		out = append(out, t.ids...)
 	}
@@ -123,11 +128,34 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		}
 	}
 	if ctx != nil {
-		out = append(out, Context(ctx))
+		out = append(out, passedContext(ctx))
 	}
 	*buf = out
 	return out
 }
+
+// appendIDs appends the ids of ctx's span in the tee's format; none when
+// ctx carries no valid span. A format is user code: if it panics, the line
+// says so in place of the ids, as zap does for a panicking Stringer, and
+// is written all the same.
+func (t *tee) appendIDs(dst []zapcore.Field, ctx context.Context) (out []zapcore.Field) {
+	if ctx == nil || t.format == nil {
+		return dst
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return dst
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = append(dst, zap.String(keyIDFormatError, fmt.Sprintf("PANIC=%v", r)))
+		}
+	}()
+	return t.format.AppendIDs(dst, sc)
+}
+
+// keyIDFormatError holds the panic of an IDFormat in base's output.
+const keyIDFormatError = "idFormatError"
 
 // withoutContexts returns fields less the ones that carry a context.
 func withoutContexts(fields []zapcore.Field) []zapcore.Field {
@@ -147,11 +175,13 @@ func withoutContexts(fields []zapcore.Field) []zapcore.Field {
 // that Write does not make them again, and its scratch space. It is pooled;
 // zap calls Write once.
 type teeWrite struct {
-	tee    *tee
-	base   *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
-	logger log.Logger            // where the bridge emits, nil if it skips the entry
-	fields []zapcore.Field       // scratch for base's fields
-	enc    attrEncoder           // scratch for the bridge's attributes
+	tee     *tee
+	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
+	scope   scope                 // where the bridge emits, if bridged
+	bridged bool                  // the bridge takes the entry
+	ce      *zapcore.CheckedEntry // set for DPanic and above: flushed after
+	fields  []zapcore.Field       // scratch for base's fields
+	enc     attrEncoder           // scratch for the bridge's attributes
 }
 
 var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncoder()} }}
@@ -169,8 +199,11 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		w.base.ErrorOutput = baseErrorOutput
 		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
 	}
-	if w.logger != nil {
-		t.bridge.write(&w.enc, w.logger, ctx, ent, fields)
+	if w.bridged {
+		t.bridge.write(&w.enc, w.scope, ctx, ent, fields)
+	}
+	if w.ce != nil {
+		t.bridge.b.flushTerminal(ent.Level, w.ce)
 	}
 	w.release()
 	return nil
@@ -186,7 +219,7 @@ func (w *teeWrite) release() {
 	if !w.enc.reset() {
 		return
 	}
-	w.tee, w.base, w.logger, w.fields = nil, nil, nil, w.fields[:0]
+	w.tee, w.base, w.scope, w.bridged, w.ce, w.fields = nil, nil, scope{}, false, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

@@ -1,6 +1,13 @@
 // Package benchmarks measures what a zap line costs with zaplens, beside
 // plain zap and the official OpenTelemetry bridge
-// (go.opentelemetry.io/contrib/bridges/otelzap), on identical workloads in
-// one process. Everything is in the _test.go files; run.sh runs it and prints
-// one table, and docs/benchmarks.md in the repository root has the latest.
+// (go.opentelemetry.io/contrib/bridges/otelzap).
+//
+// BenchmarkCall and BenchmarkBusyRank run each bridge on its own default
+// pipeline, exporting over OTLP/gRPC to cmd/otlpsink, a receiver that
+// decodes every request as a collector does, in another process; they
+// report the whole process's CPU per delivered line, its allocations and
+// its peak heap. BenchmarkLine and BenchmarkLever run cases 1 to 7 in one
+// process, every bridge on one sdk/log provider of the user's own.
+// Everything is in the _test.go files; run.sh runs it and prints the
+// tables, and docs/benchmarks.md in the repository root has the latest.
 package benchmarks

@@ -1,11 +1,15 @@
 // Command benchtable turns benchstat's CSV output for the benchmarks of this
-// module into the Markdown tables of docs/benchmarks.md: one row per
-// workload with every contender's time, bytes and allocations per line and
-// zaplens's ratios to the official bridge and to zap alone; with -busy, one
-// row per busy-rank scenario and bridge.
+// module into the Markdown tables of docs/benchmarks.md: by default one row
+// per workload of BenchmarkLine or BenchmarkLever with every contender's
+// time, bytes and allocations per line and zaplens's ratios to the official
+// bridge and to zap alone; with -call, one row per measure of BenchmarkCall
+// and one column per contender; with -busy, one row per busy-rank scenario
+// and bridge. -raw names the benchmarks' own output, from which the peak
+// heap and the share delivered are also given as ranges over the runs.
 //
 //	benchstat -col /bridge -row /case -format csv line.txt | benchtable
-//	benchstat -col /bridge -row /compute -format csv busy.txt | benchtable -busy
+//	benchstat -col /bridge -format csv call.txt | benchtable -call -raw call.txt
+//	benchstat -col /bridge -row /compute -format csv busy.txt | benchtable -busy -raw busy.txt
 package main
 
 import (
@@ -33,19 +37,28 @@ type table struct {
 	rows  []string
 	cols  []string
 	cells map[string]map[string]map[string]cell // unit, row, col
+	raw   rawRuns
 }
 
 func main() {
 	busy := flag.Bool("busy", false, "the input is BenchmarkBusyRank's")
+	call := flag.Bool("call", false, "the input is BenchmarkCall's")
+	rawFile := flag.String("raw", "", "the benchmarks' output, for ranges over the runs")
 	flag.Parse()
 	t, err := parse(os.Stdin)
+	if err == nil && *rawFile != "" {
+		t.raw, err = readRaw(*rawFile)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	if *busy {
+	switch {
+	case *busy:
 		writeBusy(os.Stdout, t)
-	} else {
+	case *call:
+		writeCall(os.Stdout, t)
+	default:
 		writeLines(os.Stdout, t)
 	}
 }
@@ -230,29 +243,239 @@ func (t *table) own(row string) string {
 }
 
 func writeBusy(w io.Writer, t *table) {
-	cols := t.order("official", "zaplens")
-	fmt.Fprintln(w, "| case 8: between steps | bridge | lines/s on the caller | CPU ms per 1,000 lines | per 1,000 delivered | delivered | losses not counted |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|")
+	cols := t.order("zap", "official", "zaplens")
+	fmt.Fprintln(w, "| between steps | contender | CPU per delivered line | CPU per line logged | delivered | sent twice | lost, not counted | peak heap | lines/s on the caller |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, row := range t.rows {
 		label := "compute " + row
 		if row == "none" {
-			label = "no compute"
+			label = "none (back to back)"
 		}
 		for _, c := range cols {
 			ls := t.get("lines/s", row, c)
 			if !ls.ok {
 				continue
 			}
-			cpu := t.get("cpu-ms/1k-lines", row, c)
-			cpuDel := t.get("cpu-ms/1k-delivered", row, c)
-			del := t.get("%delivered", row, c)
-			unc := t.get("uncounted-losses", row, c)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s%% | %s |\n", label, c,
-				fmtNum(ls.v, ls.ok), fmtFloat(cpu.v, cpu.ok), fmtFloat(cpuDel.v, cpuDel.ok), fmtFloat(del.v, del.ok), fmtNum(unc.v, unc.ok))
+			name := c
+			if c == "zap" {
+				name = "zap alone"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, name,
+				t.dur("cpu-sec/delivered", row, c), t.dur("cpu-sec/line", row, c),
+				t.percent("%delivered", row, c), t.spanned("duplicates", row, c), t.spanned("uncounted-losses", row, c),
+				t.mib("peak-heap-MiB", row, c), t.count("lines/s", row, c))
 		}
+		fmt.Fprintf(w, "| %s | zaplens / official | %s | %s | | | | %s | %s |\n", label,
+			t.ratio1("cpu-sec/delivered", row, "zaplens", "official"), t.ratio1("cpu-sec/line", row, "zaplens", "official"),
+			t.ratio1("peak-heap-MiB", row, "zaplens", "official"), t.ratio1("lines/s", row, "zaplens", "official"))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Medians over the runs. CPU is the whole process's user + system time (getrusage) from the first line to the end of Shutdown, so it includes batching and OTLP export; the receiver runs in another process.")
+	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap, delivered, duplicates and losses also as min–max over the runs. CPU is the whole process's user + system time (getrusage) from the first line to the end of Shutdown, so it includes batching, encoding and OTLP export; the receiver runs in another process.")
+}
+
+// writeCall writes BenchmarkCall's one row per measure, one column per
+// contender.
+func writeCall(w io.Writer, t *table) {
+	cols := t.order("zap", "official", "zaplens")
+	row := ""
+	if len(t.rows) > 0 {
+		row = t.rows[0]
+	}
+	fmt.Fprint(w, "| measure |")
+	for _, c := range cols {
+		if c == "zap" {
+			c = "zap alone"
+		}
+		fmt.Fprintf(w, " %s |", c)
+	}
+	fmt.Fprintln(w, " zaplens / official | zaplens / zap alone |")
+	fmt.Fprint(w, "|---|")
+	for range cols {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w, "---:|---:|")
+	measures := []struct {
+		label, unit string
+		format      func(unit, row, col string) string
+	}{
+		{"wall time per call (ns/op)", "sec/op", t.dur},
+		{"wall time per call, least disturbed run (lowest ns/op)", "ns/op", t.rawMin},
+		{"time runnable but off the CPUs, per call (runq)", "runq-sec/op", t.dur},
+		{"allocations per call, whole process, during the loop (allocs/op)", "allocs/op", t.count},
+		{"bytes allocated per call, same (B/op)", "B/op", t.count},
+		{"allocations per line, whole process, to the end of the flush", "total-allocs/op", t.float},
+		{"CPU per line logged, whole process, to the end of the flush", "cpu-sec/op", t.dur},
+		{"CPU per delivered line", "cpu-sec/delivered", t.dur},
+		{"delivered", "%delivered", t.percent},
+		{"sent twice, per 1,000 lines", "dup/1k", t.spanned},
+		{"peak heap above the start", "peak-heap-MiB", t.mib},
+	}
+	for _, m := range measures {
+		fmt.Fprintf(w, "| %s |", m.label)
+		for _, c := range cols {
+			fmt.Fprintf(w, " %s |", m.format(m.unit, row, c))
+		}
+		if m.unit == "%delivered" || m.unit == "dup/1k" {
+			fmt.Fprintln(w, " | |") // not a cost
+			continue
+		}
+		fmt.Fprintf(w, " %s | %s |\n", t.ratio1(m.unit, row, "zaplens", "official"), t.ratio1(m.unit, row, "zaplens", "zap"))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap, delivered and duplicates also as min–max over the runs.")
+}
+
+// ratio1 is num/den of one unit, "—" if either is missing.
+func (t *table) ratio1(unit, row, num, den string) string {
+	n, d := t.get(unit, row, num), t.get(unit, row, den)
+	if _, ok := t.cells[unit]; !ok { // a unit only the raw runs have: their lowest
+		nlo, _, nok := t.raw.span(unit, row, num)
+		dlo, _, dok := t.raw.span(unit, row, den)
+		n, d = cell{v: nlo, ok: nok}, cell{v: dlo, ok: dok}
+	}
+	switch {
+	case !n.ok || !d.ok:
+		return "—"
+	case d.v == 0 && n.v == 0:
+		return "="
+	case d.v == 0:
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", n.v/d.v)
+}
+
+func (t *table) dur(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	return withCI(c)
+}
+
+// rawMin is the lowest of the raw runs' values, in nanoseconds.
+func (t *table) rawMin(unit, row, col string) string {
+	lo, _, ok := t.raw.span(unit, row, col)
+	if !ok {
+		return "—"
+	}
+	return fmtNs(lo)
+}
+
+func (t *table) count(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	return fmtNum(c.v, c.ok)
+}
+
+func (t *table) float(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	return strconv.FormatFloat(c.v, 'f', 2, 64)
+}
+
+// spanned is the median with the range over the runs when they differ.
+func (t *table) spanned(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	s := strconv.FormatFloat(c.v, 'f', -1, 64)
+	if lo, hi, ok := t.raw.span(unit, row, col); ok && lo != hi {
+		s += fmt.Sprintf(" (%g–%g)", lo, hi)
+	}
+	return s
+}
+
+func (t *table) percent(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	s := strconv.FormatFloat(c.v, 'f', 1, 64) + "%"
+	if lo, hi, ok := t.raw.span(unit, row, col); ok && lo != hi {
+		s += fmt.Sprintf(" (%.1f–%.1f)", lo, hi)
+	}
+	return s
+}
+
+func (t *table) mib(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	s := strconv.FormatFloat(c.v, 'f', 1, 64) + " MiB"
+	if lo, hi, ok := t.raw.span(unit, row, col); ok {
+		s += fmt.Sprintf(" (%.1f–%.1f)", lo, hi)
+	}
+	return s
+}
+
+// rawRuns holds every run's value of each metric: unit, row, col.
+type rawRuns map[string]map[string]map[string][]float64
+
+// readRaw reads the benchmarks' own output. A benchmark's row is its
+// compute= key if it has one, else its name before the first slash with
+// the GOMAXPROCS suffix, as benchstat names it; its column its bridge=.
+func readRaw(name string) (rawRuns, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := rawRuns{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") {
+			continue
+		}
+		parts := strings.Split(fs[0], "/")
+		last := parts[len(parts)-1]
+		suffix := ""
+		if i := strings.LastIndex(last, "-"); i > 0 {
+			suffix = last[i:]
+			parts[len(parts)-1] = last[:i]
+		}
+		row, col := strings.TrimPrefix(parts[0], "Benchmark")+suffix, ""
+		for _, p := range parts[1:] {
+			k, v, _ := strings.Cut(p, "=")
+			switch k {
+			case "bridge":
+				col = v
+			case "compute", "case", "lever":
+				row = v
+			}
+		}
+		for i := 2; i+1 < len(fs); i += 2 {
+			v, err := strconv.ParseFloat(fs[i], 64)
+			if err != nil {
+				continue
+			}
+			unit := fs[i+1]
+			if r[unit] == nil {
+				r[unit] = map[string]map[string][]float64{}
+			}
+			if r[unit][row] == nil {
+				r[unit][row] = map[string][]float64{}
+			}
+			r[unit][row][col] = append(r[unit][row][col], v)
+		}
+	}
+	return r, sc.Err()
+}
+
+// span is the lowest and highest of a metric over the runs.
+func (r rawRuns) span(unit, row, col string) (lo, hi float64, ok bool) {
+	vs := r[unit][row][col]
+	if len(vs) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = vs[0], vs[0]
+	for _, v := range vs[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi, true
 }
 
 func fmtNs(ns float64) string {

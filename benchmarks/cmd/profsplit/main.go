@@ -1,9 +1,10 @@
 // Command profsplit reads a CPU profile and splits its samples by whose
 // code they ran for: each sample goes to the innermost frame that belongs
-// to zaplens, the OTel SDK, the OTel API, zap or the benchmark itself, so
-// the runtime's work (allocation, maps, locks) is charged to the package
-// that asked for it. Samples with none of those frames (GC workers, the
-// scheduler) are shown apart.
+// to one of the groups below (zaplens's packages, the OTel SDK and
+// exporter, the OTel API, grpc-go, protobuf, the network system calls, zap
+// or the benchmark itself), so the runtime's work (allocation, maps, locks)
+// is charged to the package that asked for it. Samples with none of those
+// frames (GC workers, the scheduler) are shown apart.
 //
 //	profsplit cpu.prof
 package main
@@ -20,10 +21,21 @@ import (
 // groups, most specific prefix first.
 var groups = []struct{ prefix, name string }{
 	{"github.com/zaplens/zaplens/benchmarks", "benchmark loop (building the fields)"},
-	{"github.com/zaplens/zaplens", "zaplens"},
+	{"github.com/zaplens/zaplens/internal/otlpwire", "zaplens: OTLP wire encoding (internal/otlpwire)"},
+	{"github.com/zaplens/zaplens/internal/pipeline", "zaplens: queue and batches (internal/pipeline)"},
+	{"github.com/zaplens/zaplens/internal/transport", "zaplens: transport (internal/transport)"},
+	{"github.com/zaplens/zaplens", "zaplens: bridge (tee, fields, provider)"},
 	{"go.opentelemetry.io/contrib/bridges/otelzap", "official bridge (otelzap)"},
 	{"go.opentelemetry.io/otel/sdk", "OTel SDK (sdk/log: record, batch processor, export goroutine)"},
+	{"go.opentelemetry.io/otel/exporters", "OTel exporter (otlploggrpc: transform to protobuf structs)"},
 	{"go.opentelemetry.io/otel", "OTel API (log, attribute, trace)"},
+	{"go.opentelemetry.io/proto", "OTLP generated types"},
+	{"google.golang.org/protobuf", "protobuf (protowire appends, proto.Marshal)"},
+	{"google.golang.org/grpc", "grpc-go (client, HTTP/2 transport)"},
+	{"golang.org/x/net", "golang.org/x/net (HTTP/2 framing, HPACK)"},
+	{"syscall", "system calls (network writes and reads)"},
+	{"internal/poll", "system calls (network writes and reads)"},
+	{"net", "system calls (network writes and reads)"},
 	{"go.uber.org/zap", "zap (logger, checked entry, JSON encoder)"},
 }
 

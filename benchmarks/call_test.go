@@ -1,0 +1,83 @@
+package benchmarks
+
+import (
+	"testing"
+)
+
+// BenchmarkCall is the logging call as users make it: case 1's line (Info,
+// 5 fields and a context) through each contender's tee over the user's
+// JSON core, each bridge on its own default pipeline exporting over
+// OTLP/gRPC to cmd/otlpsink in another process:
+// BenchmarkCall/bridge=NAME.
+//
+// ns/op, B/op and allocs/op are testing's own, over the loop: the wall time
+// of a call, and the allocations of the whole process while the loop runs
+// (the export goroutine's included). runq-ns/op is the time, per call,
+// that the process's threads spent runnable but waiting for a CPU during
+// the loop: what other processes (the receiver among them) took from the
+// wall time. After the loop the pipeline is shut
+// down (every queued line sent and acknowledged) and, from the first line
+// to the end of that flush, it reports:
+//
+//   - cpu-ns/op: the process's CPU time (getrusage: all goroutines, the
+//     exporter's and the GC's included) per line logged;
+//   - cpu-ns/delivered: the same CPU time per line the receiver counted;
+//   - total-allocs/op: the process's allocations per line, the flush's
+//     included;
+//   - %delivered: the lines the receiver counted, of those logged, each
+//     once however often it arrived; dup/1k: the lines that arrived more
+//     than once, per 1,000 logged.
+//
+// Then the same lines are logged again, untimed, through a fresh pipeline
+// with the heap sampled every 2 ms, for peak-heap-MiB: the highest heap in
+// use above the heap before the pipeline was built. The sampler's wake-ups
+// cost CPU of their own, which is why it does not run during the measured
+// pass; %delivered and dup/1k cover both passes.
+func BenchmarkCall(b *testing.B) {
+	for _, name := range pipelineNames {
+		b.Run("bridge="+name, func(b *testing.B) {
+			b.ReportAllocs()
+			s := startSink(b)
+			p := startPipeline(b, name, s.GRPC, pipelineConfig{})
+			cf := p.ctx(traceCtx)
+			m0, cpu0, w0 := mallocs(), cpuTime(), runqWait()
+			n := 0
+			for b.Loop() {
+				info5(p.logger, cf, n)
+				n++
+			}
+			wait := runqWait() - w0
+			p.stop(b)
+			cpu := cpuTime() - cpu0
+			allocs := mallocs() - m0
+			var got sinkTotals
+			if name != "zap" {
+				got = s.Count(b)
+			}
+
+			// The heap pass.
+			heap := startHeapPeak()
+			p = startPipeline(b, name, s.GRPC, pipelineConfig{})
+			cf = p.ctx(traceCtx)
+			for i := range n {
+				info5(p.logger, cf, i)
+			}
+			p.stop(b)
+			peak := heap.stop()
+
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+			b.ReportMetric(float64(wait.Nanoseconds())/float64(n), "runq-ns/op")
+			b.ReportMetric(float64(allocs)/float64(n), "total-allocs/op")
+			b.ReportMetric(peak, "peak-heap-MiB")
+			if name == "zap" {
+				return // nothing to deliver
+			}
+			if delivered := got.Unique(); delivered > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(delivered), "cpu-ns/delivered")
+			}
+			both := s.Count(b)
+			b.ReportMetric(100*float64(both.Unique())/float64(2*n), "%delivered")
+			b.ReportMetric(1000*float64(both.Duplicates)/float64(2*n), "dup/1k")
+		})
+	}
+}

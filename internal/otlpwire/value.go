@@ -1,0 +1,180 @@
+package otlpwire
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/otel/attribute"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Field numbers of common.v1 AnyValue, KeyValue, ArrayValue and KeyValueList.
+const (
+	anyString = 1
+	anyBool   = 2
+	anyInt    = 3
+	anyDouble = 4
+	anyArray  = 5
+	anyKVList = 6
+	anyBytes  = 7
+
+	kvKey   = 1
+	kvValue = 2
+
+	listValues = 1 // ArrayValue.values and KeyValueList.values
+)
+
+// Limits are the limits the OpenTelemetry SDK applies to a record's
+// attributes, applied here the same way, so that a record says what the
+// SDK's pipeline would have said.
+type Limits struct {
+	// AttributeCount is the most attributes a record keeps, the first ones;
+	// the rest are counted as dropped. Negative: no limit.
+	AttributeCount int
+	// ValueLength is the longest string kept, in characters, and the longest
+	// byte slice, in bytes, at any depth. Negative: no limit.
+	ValueLength int
+	// CheckUTF8 replaces invalid UTF-8 in keys and strings with U+FFFD, as
+	// the bridge does for what it converts; a collector refuses a whole
+	// request for one invalid string.
+	CheckUTF8 bool
+}
+
+// DefaultLimits are the SDK's defaults.
+var DefaultLimits = Limits{AttributeCount: 128, ValueLength: -1}
+
+// maxDepth is the SDK's default depth limit: a slice or map nested deeper
+// than this many levels below an attribute becomes an empty value.
+const maxDepth = 64
+
+// encoder carries the limits through the recursion.
+type encoder struct {
+	Limits
+	// uniqueMaps keeps the last of a repeated key in maps, at any depth,
+	// for attributes nobody made unique before (a scope's).
+	uniqueMaps bool
+}
+
+// str is a string value: valid, if asked, and within the length limit.
+func (e encoder) str(s string) string { return truncate(e.ValueLength, e.valid(s)) }
+
+// valid is a key or a text field, which the SDK never truncates.
+func (e encoder) valid(s string) string {
+	if e.CheckUTF8 && !utf8.ValidString(s) {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return s
+}
+
+// truncate keeps the first limit characters of s, as the SDK does.
+func truncate(limit int, s string) string {
+	if limit < 0 || len(s) <= limit {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == limit {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+// appendKeyValue appends a KeyValue message, tag included, as field num.
+func (e encoder) appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue, depth int) []byte {
+	b, start := begin(b, num)
+	b = appendStringField(b, kvKey, e.valid(string(kv.Key)))
+	b = e.appendValue(b, kvValue, kv.Value, depth)
+	return end(b, start)
+}
+
+// appendValue appends an AnyValue message, tag included, as field num.
+// depth is how many more levels of slices and maps may follow; at zero
+// one becomes an empty value, as the SDK's depth limit makes it. Negative:
+// no limit.
+func (e encoder) appendValue(b []byte, num protowire.Number, v attribute.Value, depth int) []byte {
+	b, start := begin(b, num)
+	if depth == 0 && isComposite(v.Type()) {
+		return end(b, start)
+	}
+	switch v.Type() {
+	case attribute.BOOL:
+		b = protowire.AppendTag(b, anyBool, protowire.VarintType)
+		b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+	case attribute.INT64:
+		b = protowire.AppendTag(b, anyInt, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(v.AsInt64()))
+	case attribute.FLOAT64:
+		b = protowire.AppendTag(b, anyDouble, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
+	case attribute.STRING:
+		b = appendString(b, anyString, e.str(v.AsString()))
+	case attribute.BYTESLICE:
+		s := v.AsString() // the bytes, without a copy
+		if e.ValueLength >= 0 && len(s) > e.ValueLength {
+			s = s[:e.ValueLength]
+		}
+		b = appendString(b, anyBytes, s)
+	case attribute.MAP:
+		b = e.appendMap(b, v.AsMap(), depth-1)
+	case attribute.BOOLSLICE, attribute.INT64SLICE, attribute.FLOAT64SLICE,
+		attribute.STRINGSLICE, attribute.SLICE:
+		b = e.appendArray(b, v, depth-1)
+	case attribute.EMPTY:
+	default:
+		b = appendString(b, anyString, "INVALID")
+	}
+	return end(b, start)
+}
+
+func isComposite(t attribute.Type) bool {
+	switch t {
+	case attribute.MAP, attribute.SLICE, attribute.BOOLSLICE, attribute.INT64SLICE,
+		attribute.FLOAT64SLICE, attribute.STRINGSLICE, attribute.BYTESLICE:
+		return true
+	}
+	return false
+}
+
+func (e encoder) appendMap(b []byte, kvs []attribute.KeyValue, depth int) []byte {
+	b, start := begin(b, anyKVList)
+	for i, kv := range kvs {
+		if e.uniqueMaps && i+1 < len(kvs) && kvs[i+1].Key == kv.Key {
+			// A map's keys are sorted, stably: repeats are neighbours,
+			// and the SDK keeps the last.
+			continue
+		}
+		b = e.appendKeyValue(b, listValues, kv, depth)
+	}
+	return end(b, start)
+}
+
+// appendArray writes every slice kind as an ArrayValue of AnyValues.
+func (e encoder) appendArray(b []byte, v attribute.Value, depth int) []byte {
+	b, start := begin(b, anyArray)
+	switch v.Type() {
+	case attribute.BOOLSLICE:
+		for _, x := range v.AsBoolSlice() {
+			b = e.appendValue(b, listValues, attribute.BoolValue(x), depth)
+		}
+	case attribute.INT64SLICE:
+		for _, x := range v.AsInt64Slice() {
+			b = e.appendValue(b, listValues, attribute.Int64Value(x), depth)
+		}
+	case attribute.FLOAT64SLICE:
+		for _, x := range v.AsFloat64Slice() {
+			b = e.appendValue(b, listValues, attribute.Float64Value(x), depth)
+		}
+	case attribute.STRINGSLICE:
+		for _, x := range v.AsStringSlice() {
+			b = e.appendValue(b, listValues, attribute.StringValue(x), depth)
+		}
+	case attribute.SLICE:
+		for _, x := range v.AsSlice() {
+			b = e.appendValue(b, listValues, x, depth)
+		}
+	}
+	return end(b, start)
+}

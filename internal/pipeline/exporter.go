@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// run is the export goroutine: it sends a request when a batch is ready,
+// when the oldest record has waited the schedule delay, when a flush asks,
+// and drains the queue at shutdown.
+func (p *Pipeline) run() {
+	defer close(p.done)
+	defer p.cancel()
+	var b batcher
+	timer := time.NewTimer(p.cfg.ScheduleDelay)
+	defer timer.Stop()
+	stopping := false
+	for {
+		if !stopping {
+			select {
+			case <-p.kick:
+			case <-timer.C:
+			case <-p.stop:
+				stopping = true
+			}
+		}
+		for p.exportOne(&b, stopping) {
+			if p.ctx.Err() != nil {
+				return
+			}
+		}
+		if stopping || p.ctx.Err() != nil {
+			return
+		}
+		timer.Reset(p.cfg.ScheduleDelay)
+	}
+}
+
+// exportOne sends one request if one is due, and reports whether it did.
+// Outside a flush or shutdown, a batch that is not full waits for the timer
+// that woke the loop; every wake-up sends what is there.
+func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
+	p.mu.Lock()
+	p.kicked = false
+	if p.q.records == 0 {
+		p.mu.Unlock()
+		return false
+	}
+	final := stopping || p.flushAt > p.settled
+	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource, p.scopes...), otlpwire.FieldSize, b.done[:0])
+	scopes := p.scopes
+	p.mu.Unlock()
+	p.room.broadcast()
+
+	body := b.build(p.cfg.Resource, scopes)
+	n := len(b.records)
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.ExportTimeout)
+	rejected, err := p.export(ctx, body, n, final)
+	cancel()
+
+	p.mu.Lock()
+	p.q.release(b.done)
+	rejected = min(max(rejected, 0), n)
+	p.counts.Exported += uint64(n - rejected)
+	p.counts.Failed += uint64(rejected)
+	p.settled += uint64(n)
+	if err != nil {
+		p.lastErr, p.lastAt = err, time.Now()
+	}
+	p.mu.Unlock()
+	p.progress.broadcast()
+	p.room.broadcast()
+	return true
+}
+
+// export calls the ExportFunc, taking any panic in it for a failure.
+func (p *Pipeline) export(ctx context.Context, body []byte, n int, final bool) (rejected int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rejected, err = n, panicError{r}
+		}
+	}()
+	return p.cfg.Export(ctx, body, n, final)
+}
+
+// batcher builds requests, reusing its buffers from one to the next.
+type batcher struct {
+	records []record
+	done    []*chunk
+	req     otlpwire.Request
+}
+
+// build groups the taken records by scope, in the order each scope first
+// appears and in their own order within it, as the SDK's exporter does.
+func (b *batcher) build(res otlpwire.Resource, scopes []otlpwire.Scope) []byte {
+	first := firstSeen(b.records)
+	slices.SortStableFunc(b.records, func(x, y record) int {
+		return cmp.Compare(first[x.scope], first[y.scope])
+	})
+	b.req.Reset(res)
+	for i, r := range b.records {
+		if i == 0 || r.scope != b.records[i-1].scope {
+			b.req.Scope(scopes[r.scope])
+		}
+		b.req.Add(r.data)
+	}
+	return b.req.Bytes()
+}
+
+// firstSeen maps each scope to the position of its first record.
+func firstSeen(records []record) map[int]int {
+	first := make(map[int]int, 4)
+	for i, r := range records {
+		if _, ok := first[r.scope]; !ok {
+			first[r.scope] = i
+		}
+	}
+	return first
+}

@@ -1,0 +1,273 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// ExportFunc sends one request body of n records and reports how many the
+// collector rejected (n when the export failed) and why. final is set for
+// the exports of a flush or a shutdown: an endpoint that refuses
+// connections is then tried once, not retried.
+type ExportFunc func(ctx context.Context, body []byte, n int, final bool) (rejected int, err error)
+
+// Config sizes a pipeline. Zero values take the defaults noted.
+type Config struct {
+	MaxQueueBytes   int // bytes of records that may wait
+	MaxQueueRecords int // records accepted and not yet settled (waiting or in an export); 0: no bound but bytes
+	MaxBatchRecords int // most records in one request
+	MaxRequestBytes int // most bytes in one request
+	ScheduleDelay   time.Duration
+	ExportTimeout   time.Duration // one export, given to ExportFunc's ctx
+	BlockOnFull     time.Duration // how long a producer waits for room; 0: drop at once
+	Resource        otlpwire.Resource
+	Export          ExportFunc
+}
+
+// Pipeline queues encoded records and exports them from one goroutine.
+// Every method is safe for concurrent use.
+type Pipeline struct {
+	cfg Config
+
+	mu       sync.Mutex
+	q        queue
+	counts   Counts // Queued is derived on read
+	stopped  bool
+	scopes   []otlpwire.Scope
+	lastErr  error
+	lastAt   time.Time // when lastErr happened
+	enqueued uint64    // records accepted so far, the marks flushes wait for
+	settled  uint64    // accepted records exported or failed so far
+	kicked   bool      // the exporter was told a batch is ready
+	flushAt  uint64    // the highest mark a flush asked for
+	flushed  time.Time // when the oldest flush not yet done was asked for
+
+	kick     chan struct{} // wakes the exporter
+	room     signal        // wakes producers waiting for room
+	progress signal        // wakes flushes waiting for their mark
+	urgent   signal        // tells an export in flight that a flush waits
+	stop     chan struct{}
+	done     chan struct{}
+	cancel   context.CancelFunc // ends an export in flight at shutdown
+	ctx      context.Context
+}
+
+// New starts a pipeline.
+func New(cfg Config) *Pipeline {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Pipeline{
+		cfg:    cfg,
+		kick:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+		ctx:    ctx,
+		cancel: cancel,
+	}
+	go p.run()
+	return p
+}
+
+// AddScope registers an encoded scope and returns its number for Enqueue.
+func (p *Pipeline) AddScope(s otlpwire.Scope) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.scopes = append(p.scopes, s)
+	return len(p.scopes) - 1
+}
+
+// MaxRecordBytes is the largest record a request can carry; a larger one
+// must be cut before it is enqueued.
+func (p *Pipeline) MaxRecordBytes() int {
+	return p.cfg.MaxRequestBytes - otlpwire.Overhead(p.cfg.Resource, otlpwire.Scope{}) - 1024
+}
+
+// Enqueue copies a record into the queue; cut says its values were cut to
+// fit a request, for the count. It reports false when the record was
+// dropped: the queue stayed full for the configured wait, or the pipeline
+// is stopped. It never waits on the network.
+func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
+	p.mu.Lock()
+	p.counts.Emitted++
+	if cut {
+		p.counts.Cut++
+	}
+	ok := p.admit(len(rec))
+	if !ok && p.cfg.BlockOnFull > 0 && !p.stopped {
+		p.mu.Unlock()
+		ok = p.waitForRoom(len(rec))
+	}
+	if ok {
+		p.q.push(scope, rec)
+		p.enqueued++
+		if !p.kicked && p.batchReady() {
+			p.kicked = true
+			select {
+			case p.kick <- struct{}{}:
+			default:
+			}
+		}
+	} else {
+		p.counts.Dropped++
+	}
+	p.mu.Unlock()
+	return ok
+}
+
+// admit tells, under the lock, whether a record of n bytes fits.
+func (p *Pipeline) admit(n int) bool {
+	if p.stopped {
+		return false
+	}
+	if p.cfg.MaxQueueRecords > 0 && p.enqueued-p.settled >= uint64(p.cfg.MaxQueueRecords) {
+		return false
+	}
+	return p.q.bytes+n+headerSize <= p.cfg.MaxQueueBytes || p.q.records == 0
+}
+
+// waitForRoom waits, without the lock, at most BlockOnFull for room; it
+// returns with the lock held.
+func (p *Pipeline) waitForRoom(n int) bool {
+	timer := time.NewTimer(p.cfg.BlockOnFull)
+	defer timer.Stop()
+	for {
+		ch := p.room.channel()
+		p.mu.Lock()
+		if p.admit(n) {
+			return true
+		}
+		if p.stopped {
+			return false
+		}
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			p.mu.Lock()
+			return p.admit(n)
+		}
+	}
+}
+
+func (p *Pipeline) batchReady() bool {
+	return p.q.records >= p.cfg.MaxBatchRecords || p.q.bytes >= p.cfg.MaxRequestBytes/2
+}
+
+// FlushWaiting is how long the oldest flush not yet done has waited, zero
+// when every flush is done: a flush that outlived its caller's deadline
+// means a collector that does not answer.
+func (p *Pipeline) FlushWaiting() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.flushAt <= p.settled {
+		return 0
+	}
+	return time.Since(p.flushed)
+}
+
+// Waiting is how many records wait in the queue, not yet in an export.
+func (p *Pipeline) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.q.records
+}
+
+// Counts returns the counts as they are now, consistent with each other.
+func (p *Pipeline) Counts() Counts {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.counts
+	c.Queued = c.Emitted - c.Exported - c.Dropped - c.Failed
+	return c
+}
+
+// LastError is the latest export error, nil if there was none.
+func (p *Pipeline) LastError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
+// LastErrorAt is when the latest export error happened.
+func (p *Pipeline) LastErrorAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastAt
+}
+
+// Urgent returns a channel that closes when a flush or the shutdown starts
+// waiting: an export that was retrying should then give way to the flush's
+// own attempt.
+func (p *Pipeline) Urgent() <-chan struct{} { return p.urgent.channel() }
+
+// Flush exports every record accepted before the call, and waits for that
+// until ctx is done. An endpoint that refuses connections is tried once per
+// request, not retried. A flush cut short by ctx goes on in the background.
+func (p *Pipeline) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	mark := p.enqueued
+	if p.settled >= mark {
+		p.mu.Unlock()
+		return nil
+	}
+	if p.flushAt <= p.settled {
+		p.flushed = time.Now()
+	}
+	p.flushAt = max(p.flushAt, mark)
+	p.mu.Unlock()
+	p.urgent.broadcast()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	for {
+		ch := p.progress.channel()
+		p.mu.Lock()
+		reached := p.settled >= mark
+		p.mu.Unlock()
+		if reached {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.done:
+			return errors.New("pipeline stopped")
+		}
+	}
+}
+
+// Shutdown refuses later records, exports what is queued as a flush does,
+// and stops the exporter, by ctx's deadline; an export still in flight then
+// is cancelled and what it held stays counted as queued.
+func (p *Pipeline) Shutdown(ctx context.Context) error {
+	p.mu.Lock()
+	already := p.stopped
+	p.stopped = true
+	p.mu.Unlock()
+	p.room.broadcast()
+	if already {
+		select {
+		case <-p.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	err := p.Flush(ctx)
+	close(p.stop)
+	if err != nil {
+		p.cancel()
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.cancel()
+		err = ctx.Err()
+	}
+	return err
+}

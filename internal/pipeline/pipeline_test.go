@@ -1,0 +1,326 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// sink decodes every request it is given, as a collector would, and keeps
+// the bodies of the records with their scope names, in arrival order.
+type sink struct {
+	mu       sync.Mutex
+	bodies   []string
+	scopes   []string
+	requests []int // records per request
+	sizes    []int // bytes per request
+	block    chan struct{}
+	fail     error
+	calls    int
+	finals   int
+}
+
+func (s *sink) export(ctx context.Context, body []byte, n int, final bool) (int, error) {
+	s.mu.Lock()
+	s.calls++
+	if final {
+		s.finals++
+	}
+	block, fail := s.block, s.fail
+	s.mu.Unlock()
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return n, ctx.Err()
+		}
+	}
+	if fail != nil {
+		return n, fail
+	}
+	var req collogspb.ExportLogsServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		return n, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got := 0
+	for _, rl := range req.ResourceLogs {
+		for _, sl := range rl.ScopeLogs {
+			for _, r := range sl.LogRecords {
+				s.bodies = append(s.bodies, r.Body.GetStringValue())
+				s.scopes = append(s.scopes, sl.GetScope().GetName())
+				got++
+			}
+		}
+	}
+	s.requests = append(s.requests, got)
+	s.sizes = append(s.sizes, len(body))
+	if got != n {
+		return n, errors.New("request holds a different count of records")
+	}
+	return 0, nil
+}
+
+func (s *sink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bodies)
+}
+
+func newTestPipeline(t *testing.T, s *sink, mod func(*Config)) *Pipeline {
+	t.Helper()
+	cfg := Config{
+		MaxQueueBytes:   1 << 20,
+		MaxBatchRecords: 100,
+		MaxRequestBytes: 1 << 20,
+		ScheduleDelay:   time.Hour,
+		ExportTimeout:   5 * time.Second,
+		Resource:        otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "t")}, ""),
+		Export:          s.export,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p := New(cfg)
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+func encoded(body string) []byte {
+	return otlpwire.AppendRecord(nil, &otlpwire.Record{Severity: log.SeverityInfo, Body: attribute.StringValue(body)}, nil, otlpwire.DefaultLimits)
+}
+
+func checkSum(t *testing.T, c Counts) {
+	t.Helper()
+	if c.Emitted != c.Exported+c.Dropped+c.Failed+c.Queued {
+		t.Errorf("counts do not add up: %+v", c)
+	}
+}
+
+// Records leave in order, grouped by scope in the order each scope first
+// appears, as the SDK's exporter groups them.
+func TestGroupsByScopeInOrder(t *testing.T) {
+	s := &sink{}
+	p := newTestPipeline(t, s, nil)
+	a := p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	b := p.AddScope(otlpwire.NewScope("b", "", "", nil))
+	for i, sc := range []int{b, a, b, a, a} {
+		p.Enqueue(sc, encoded(string(rune('0'+i))), false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"b0", "b2", "a1", "a3", "a4"}
+	for i := range want {
+		if got := s.scopes[i] + s.bodies[i]; got != want[i] {
+			t.Fatalf("got %v %v, want %v", s.scopes, s.bodies, want)
+		}
+	}
+	if c := p.Counts(); c != (Counts{Emitted: 5, Exported: 5}) {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+// Requests stay under the byte bound and the record bound, across chunks,
+// and records larger than a chunk pass whole.
+func TestRequestsStayUnderBounds(t *testing.T) {
+	s := &sink{}
+	const maxBytes = 200 << 10
+	p := newTestPipeline(t, s, func(c *Config) {
+		c.MaxRequestBytes = maxBytes
+		c.MaxQueueBytes = 64 << 20
+	})
+	sc := p.AddScope(otlpwire.NewScope("s", "", "", nil))
+	big := bytes.Repeat([]byte("x"), 100<<10) // larger than a chunk
+	var want []string
+	for i := range 3000 {
+		body := "line"
+		if i%500 == 7 {
+			body = string(big)
+		}
+		want = append(want, body)
+		p.Enqueue(sc, encoded(body), false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.bodies) != len(want) {
+		t.Fatalf("%d records arrived, want %d", len(s.bodies), len(want))
+	}
+	for i := range want {
+		if s.bodies[i] != want[i] {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	for i, n := range s.requests {
+		if n > 100 || s.sizes[i] > maxBytes {
+			t.Errorf("request %d: %d records, %d bytes; bounds 100, %d", i, n, s.sizes[i], maxBytes)
+		}
+	}
+}
+
+// A full queue drops at once, counts it, and never blocks the caller.
+func TestFullQueueDropsAndCounts(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 10 << 10 })
+	sc := p.AddScope(otlpwire.Scope{})
+	rec := encoded("a line of some length to fill the queue quickly")
+	start := time.Now()
+	for range 2000 {
+		p.Enqueue(sc, rec, false)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("2000 calls into a full queue took %v", d)
+	}
+	c := p.Counts()
+	checkSum(t, c)
+	if c.Dropped == 0 || c.Emitted != 2000 {
+		t.Errorf("counts %+v: want drops", c)
+	}
+	close(s.block)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c = p.Counts()
+	checkSum(t, c)
+	if c.Queued != 0 || int(c.Exported) != s.count() {
+		t.Errorf("after flush: %+v, sink has %d", c, s.count())
+	}
+}
+
+// The queue's memory goes back: after a burst, what it keeps is bounded.
+func TestChunksReused(t *testing.T) {
+	s := &sink{}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 64 << 20 })
+	sc := p.AddScope(otlpwire.Scope{})
+	rec := encoded("step done")
+	for range 3 {
+		for range 50000 {
+			p.Enqueue(sc, rec, false)
+		}
+		if err := p.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.q.free) > maxFreeChunks || len(p.q.chunks) > 1 || p.q.records != 0 || p.q.bytes != 0 {
+		t.Errorf("queue after drain: %d free, %d chunks, %d records, %d bytes", len(p.q.free), len(p.q.chunks), p.q.records, p.q.bytes)
+	}
+}
+
+// A flush exports in final mode and returns once its records are settled;
+// one cut short by ctx leaves them to settle later, all counted.
+func TestFlushFinalAndBounded(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, nil)
+	sc := p.AddScope(otlpwire.Scope{})
+	for range 250 {
+		p.Enqueue(sc, encoded("x"), false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := p.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("flush against a blocked export: %v", err)
+	}
+	close(s.block)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Counts(); c != (Counts{Emitted: 250, Exported: 250}) {
+		t.Errorf("counts %+v", c)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finals == 0 {
+		t.Error("no export was in final mode")
+	}
+}
+
+// Urgent closes when a flush starts waiting, so that an export retrying in
+// normal mode can give way.
+func TestUrgentClosesOnFlush(t *testing.T) {
+	s := &sink{}
+	p := newTestPipeline(t, s, nil)
+	sc := p.AddScope(otlpwire.Scope{})
+	urgent := p.Urgent()
+	p.Enqueue(sc, encoded("x"), false)
+	go func() { _ = p.Flush(context.Background()) }()
+	select {
+	case <-urgent:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Urgent did not close when a flush started")
+	}
+}
+
+// A panicking export fails its records, counted, and the pipeline goes on.
+func TestPanickingExportCountsFailed(t *testing.T) {
+	calls := 0
+	p := New(Config{MaxQueueBytes: 1 << 20, MaxBatchRecords: 10, MaxRequestBytes: 1 << 20,
+		ScheduleDelay: time.Hour, ExportTimeout: time.Second,
+		Export: func(context.Context, []byte, int, bool) (int, error) {
+			calls++
+			if calls == 1 {
+				panic("exporter bug")
+			}
+			return 0, nil
+		}})
+	defer p.Shutdown(context.Background())
+	sc := p.AddScope(otlpwire.Scope{})
+	for range 20 {
+		p.Enqueue(sc, encoded("x"), false)
+	}
+	_ = p.Flush(context.Background())
+	if c := p.Counts(); c.Failed != 10 || c.Exported != 10 || p.LastError() == nil {
+		t.Errorf("counts %+v, last error %v", c, p.LastError())
+	}
+}
+
+// Shutdown keeps its deadline with an export that never returns; what it
+// could not send stays counted, and a second call keeps its own deadline.
+func TestShutdownDeadlines(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	defer close(s.block)
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10 })
+	sc := p.AddScope(otlpwire.Scope{})
+	for range 100 {
+		p.Enqueue(sc, encoded("x"), false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan time.Duration)
+	go func() {
+		start := time.Now()
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel2()
+		time.Sleep(10 * time.Millisecond)
+		_ = p.Shutdown(ctx2)
+		done <- time.Since(start)
+	}()
+	start := time.Now()
+	if err := p.Shutdown(ctx); err == nil {
+		t.Error("Shutdown with an export that never returns reported no error")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Shutdown took %v with a 300ms deadline", d)
+	}
+	if d := <-done; d > 200*time.Millisecond {
+		t.Errorf("the second Shutdown took %v with a 50ms deadline", d)
+	}
+	c := p.Counts()
+	checkSum(t, c)
+	if !p.Enqueue(sc, encoded("late"), false) && p.Counts().Dropped != c.Dropped+1 {
+		t.Error("a record after Shutdown was neither taken nor counted")
+	}
+}

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"encoding/binary"
+)
+
+// The queue keeps records as bytes in chunks, each record behind a header
+// of two uvarints, its scope and its length, so that a queued line costs
+// its encoded size and no heap object of its own. Producers append to the
+// tail chunk under the pipeline's lock; the exporter takes records from the
+// head, reads their bytes outside the lock (producers only ever write past
+// what was committed), and gives whole chunks back once a request is built.
+
+// chunkSize is the usual chunk: big enough that a burst costs few
+// allocations, small enough that an idle pipeline keeps little.
+const chunkSize = 64 << 10
+
+// maxFreeChunks bounds the chunks kept for reuse after a burst.
+const maxFreeChunks = 16
+
+type chunk struct {
+	buf []byte // committed bytes are buf[:len(buf)]
+}
+
+// record is a queued record taken by the exporter: its scope and its bytes,
+// which stay valid until the chunks they live in are released.
+type record struct {
+	scope int
+	data  []byte
+}
+
+type queue struct {
+	chunks  []*chunk // head first; the last is the tail producers append to
+	headOff int      // read offset in chunks[0]
+	sealed  bool     // the tail takes no more records: the exporter read it to the end
+	free    []*chunk
+	records int // waiting
+	bytes   int // waiting, headers included
+}
+
+// headerSize is the most a record header takes: two uvarints.
+const headerSize = 2 * binary.MaxVarintLen32
+
+// push appends one record and returns the bytes it takes in the queue.
+func (q *queue) push(scope int, data []byte) int {
+	need := headerSize + len(data)
+	t := q.tail(need)
+	start := len(t.buf)
+	t.buf = binary.AppendUvarint(t.buf, uint64(scope))
+	t.buf = binary.AppendUvarint(t.buf, uint64(len(data)))
+	t.buf = append(t.buf, data...)
+	n := len(t.buf) - start
+	q.records++
+	q.bytes += n
+	return n
+}
+
+// tail returns a chunk with room for need more bytes.
+func (q *queue) tail(need int) *chunk {
+	if n := len(q.chunks); n > 0 && !q.sealed {
+		if t := q.chunks[n-1]; cap(t.buf)-len(t.buf) >= need {
+			return t
+		}
+	}
+	q.sealed = false
+	var c *chunk
+	if need <= chunkSize && len(q.free) > 0 {
+		c = q.free[len(q.free)-1]
+		q.free = q.free[:len(q.free)-1]
+	} else {
+		c = &chunk{buf: make([]byte, 0, max(need, chunkSize))}
+	}
+	if len(q.chunks) == 0 {
+		q.headOff = 0
+	}
+	q.chunks = append(q.chunks, c)
+	return c
+}
+
+// take moves up to maxRecords records, of at most maxBytes together as
+// request fields, from the head into dst, always at least one if any
+// waits. It returns the chunks read to the end, to release once dst is no
+// longer read.
+func (q *queue) take(dst []record, maxRecords, maxBytes int, size func(int) int, done []*chunk) ([]record, []*chunk) {
+	total := 0
+	for q.records > 0 && len(dst) < maxRecords {
+		c := q.chunks[0]
+		scope, n1 := binary.Uvarint(c.buf[q.headOff:])
+		length, n2 := binary.Uvarint(c.buf[q.headOff+n1:])
+		start := q.headOff + n1 + n2
+		s := size(int(length))
+		if len(dst) > 0 && total+s > maxBytes {
+			break
+		}
+		total += s
+		dst = append(dst, record{scope: int(scope), data: c.buf[start : start+int(length) : start+int(length)]})
+		q.headOff = start + int(length)
+		q.records--
+		q.bytes -= n1 + n2 + int(length)
+		if q.headOff == len(c.buf) {
+			done = append(done, c)
+			if len(q.chunks) == 1 {
+				q.sealed = true // producers would write over what dst reads
+			}
+			q.chunks = q.chunks[1:]
+			q.headOff = 0
+		}
+	}
+	if len(q.chunks) == 0 {
+		q.chunks = q.chunks[:0:0]
+	}
+	return dst, done
+}
+
+// release gives read chunks back for reuse.
+func (q *queue) release(done []*chunk) {
+	for _, c := range done {
+		if cap(c.buf) == chunkSize && len(q.free) < maxFreeChunks {
+			c.buf = c.buf[:0]
+			q.free = append(q.free, c)
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package transport
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// connFailure is a failure to reach or to talk to the endpoint at the
+// connection level, before any answer from a collector.
+type connFailure struct {
+	cause     Cause
+	what      string // this package's words for it
+	retryable bool   // in Normal mode; Final mode never retries a Refused
+}
+
+// classifyConn reads a connection-level error, from its chain when err is
+// not nil and from text (gRPC gives only text). plaintext says whether the
+// client spoke plaintext. ok is false when nothing specific matched.
+func classifyConn(err error, text string, plaintext bool) (f connFailure, ok bool) {
+	var (
+		dnsErr     *net.DNSError
+		recordErr  tls.RecordHeaderError
+		verifyErr  *tls.CertificateVerificationError
+		authErr    x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+	)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(text, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED) || has("connection refused"):
+		return connFailure{Refused, "connection refused", true}, true
+	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		has("no route to host", "network is unreachable"):
+		return connFailure{Refused, "no route to the host", true}, true
+	case errors.As(err, &dnsErr) || has("no such host", "produced zero addresses", "name resolver error", "server misbehaving"):
+		return connFailure{Refused, "the host name did not resolve", true}, true
+	case errors.As(err, &recordErr) || has("first record does not look like a TLS handshake", "server gave HTTP response to HTTPS client"):
+		return connFailure{TLSMismatch, "TLS handshake failed: the server speaks plaintext", false}, true
+	case plaintext && has(`malformed HTTP response "\x15\x03`, "error reading server preface: EOF",
+		"error reading server preface: read tcp", "error reading server preface: connection reset",
+		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
+		return connFailure{TLSMismatch, "the server expects TLS but the client spoke plaintext", false}, true
+	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header", "readLoopPeekFailLocked"):
+		// An HTTP/1 client reading a gRPC server's SETTINGS frame (or
+		// getting it before its request was sent), or a gRPC client reading
+		// an HTTP/1 answer.
+		return connFailure{ProtocolMismatch, "the endpoint speaks another protocol", false}, true
+	case errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
+		errors.As(err, &invalidErr) || has("x509:", "failed to verify certificate"):
+		return connFailure{Other, "TLS certificate verification failed", false}, true
+	case has("remote error: tls:"):
+		return connFailure{Other, "the server ended the TLS handshake", false}, true
+	}
+	return connFailure{}, false
+}

@@ -1,0 +1,161 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Protocol is the OTLP transport: gRPC or HTTP with protobuf bodies.
+type Protocol string
+
+const (
+	// GRPC sends requests to the LogsService/Export method of a gRPC server.
+	GRPC Protocol = "grpc"
+	// HTTPProtobuf POSTs requests as application/x-protobuf to a URL.
+	HTTPProtobuf Protocol = "http/protobuf"
+)
+
+// DefaultTimeout bounds one Export call, retries included, when
+// [Config.Timeout] is zero.
+const DefaultTimeout = 10 * time.Second
+
+// Config says where and how a [Client] sends.
+type Config struct {
+	// Protocol is GRPC or HTTPProtobuf.
+	Protocol Protocol
+	// Endpoint is, for GRPC, "host:port", given to grpc.NewClient as it is;
+	// for HTTPProtobuf, the full URL with scheme and path, such as
+	// "https://collector:4318/v1/logs". The caller has validated it.
+	Endpoint string
+	// Insecure chooses plaintext for GRPC. For HTTPProtobuf the URL's scheme
+	// says it (http:// or https://) and Insecure is ignored.
+	Insecure bool
+	// TLS is used, cloned, when TLS is on. Nil means the system roots and
+	// TLS 1.2 at least.
+	TLS *tls.Config
+	// Headers go with every export, as gRPC metadata or HTTP headers. Their
+	// values are treated as secrets: [Sanitize] redacts them from every
+	// text the collector sends back.
+	Headers map[string]string
+	// Gzip compresses the requests.
+	Gzip bool
+	// Timeout bounds one Export call, retries included; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// OnRetry, when set, is called after each failed attempt that will be
+	// retried, with its cause and its error (sanitized), so that a caller
+	// can warn before every retry has run out. It must not block.
+	OnRetry func(cause Cause, err error)
+	// UserAgent, when set, is sent as the User-Agent (gRPC appends its own
+	// version to it).
+	UserAgent string
+}
+
+// Mode says how hard one Export tries.
+type Mode int
+
+const (
+	// Normal retries retryable failures within the timeout, a refused
+	// connection included: a collector that restarts within it loses
+	// nothing.
+	Normal Mode = iota
+	// Final is for flush and shutdown: when the endpoint refuses connections
+	// (connection refused, no route, DNS failure), Export fails at once
+	// after one attempt instead of looping. A collector that accepts the
+	// connection but is slow still gets the full bound, and its retryable
+	// answers are still retried within the context and the timeout.
+	Final
+)
+
+// String names the mode.
+func (m Mode) String() string {
+	switch m {
+	case Normal:
+		return "normal"
+	case Final:
+		return "final"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Client sends export requests. Its methods are safe for concurrent use.
+type Client interface {
+	// Export sends body, a serialized ExportLogsServiceRequest holding n log
+	// records. It returns within the sooner of ctx's deadline and the
+	// configured timeout, and keeps no reference to body once it returns,
+	// so the caller may reuse it.
+	Export(ctx context.Context, body []byte, n int, mode Mode) Result
+	// Close releases connections; it returns by ctx's deadline. Exports
+	// after Close fail with ErrClosed.
+	Close(ctx context.Context) error
+}
+
+// ErrClosed is the error of an Export on a closed Client.
+var ErrClosed = errors.New("transport: client is closed")
+
+// New makes a Client for cfg. It does not connect: the first Export does.
+// Its error is only for a bad Config.
+func New(cfg Config) (Client, error) {
+	if cfg.Endpoint == "" {
+		return nil, errors.New("transport: empty endpoint")
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("transport: negative timeout %v", cfg.Timeout)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch cfg.Protocol {
+	case GRPC:
+		return newGRPC(cfg)
+	case HTTPProtobuf:
+		return newHTTP(cfg)
+	}
+	return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
+}
+
+// tlsConfig is cfg's TLS configuration, cloned, or the default one.
+func tlsConfig(c *tls.Config) *tls.Config {
+	if c == nil {
+		return &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	return c.Clone()
+}
+
+// minSecretPart is the shortest credential, the part after an
+// authorization scheme, that is redacted on its own.
+const minSecretPart = 4
+
+// secretsOf lists the texts Sanitize redacts for cfg: every header value,
+// the credential after a scheme ("Bearer abc" gives "abc" too), and the
+// password of an HTTP endpoint's URL.
+func secretsOf(cfg Config) []string {
+	var s []string
+	for _, v := range cfg.Headers {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		s = append(s, v)
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			if cred = strings.TrimSpace(cred); len(cred) >= minSecretPart {
+				s = append(s, cred)
+			}
+		}
+	}
+	if cfg.Protocol == HTTPProtobuf {
+		if u, err := url.Parse(cfg.Endpoint); err == nil && u.User != nil {
+			if p, ok := u.User.Password(); ok && p != "" {
+				s = append(s, p)
+			}
+		}
+	}
+	// Longest first, so a value is redacted whole before a part of it.
+	sortLongestFirst(s)
+	return s
+}

@@ -1,0 +1,105 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	tests := []Config{
+		{Protocol: GRPC},
+		{Protocol: "http/json", Endpoint: "http://x/v1/logs"},
+		{Protocol: "", Endpoint: "x:1"},
+		{Protocol: GRPC, Endpoint: "x:1", Timeout: -time.Second},
+		{Protocol: HTTPProtobuf, Endpoint: "ftp://x/v1/logs"},
+		{Protocol: HTTPProtobuf, Endpoint: "collector:4318"},
+		{Protocol: HTTPProtobuf, Endpoint: "http://"},
+		{Protocol: HTTPProtobuf, Endpoint: "http://x:y:z/%zz"},
+	}
+	for _, cfg := range tests {
+		if c, err := New(cfg); err == nil {
+			_ = c.Close(context.Background())
+			t.Errorf("New(%+v) accepted", cfg)
+		} else if strings.ContainsAny(err.Error(), "\n\x1b") {
+			t.Errorf("error not sanitized: %q", err)
+		}
+	}
+}
+
+func TestNewAcceptsGoodConfig(t *testing.T) {
+	tls := &tls.Config{MinVersion: tls.VersionTLS13}
+	for _, cfg := range []Config{
+		{Protocol: GRPC, Endpoint: "collector:4317"},
+		{Protocol: GRPC, Endpoint: "127.0.0.1:4317", Insecure: true, Gzip: true, UserAgent: "ua", Headers: map[string]string{"a": "b"}},
+		{Protocol: GRPC, Endpoint: "[::1]:4317", TLS: tls},
+		{Protocol: HTTPProtobuf, Endpoint: "https://collector:4318/v1/logs", TLS: tls},
+		{Protocol: HTTPProtobuf, Endpoint: "http://127.0.0.1:4318/custom/path", Gzip: true},
+	} {
+		c, err := New(cfg)
+		if err != nil {
+			t.Errorf("New(%+v): %v", cfg, err)
+			continue
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+}
+
+func TestDefaultTimeout(t *testing.T) {
+	c, err := New(Config{Protocol: GRPC, Endpoint: "127.0.0.1:1", Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if got := c.(*grpcClient).timeout; got != DefaultTimeout {
+		t.Errorf("timeout %v", got)
+	}
+	h, err := New(Config{Protocol: HTTPProtobuf, Endpoint: "http://127.0.0.1:1/v1/logs", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if got := h.(*httpClient).timeout; got != time.Second {
+		t.Errorf("timeout %v", got)
+	}
+}
+
+func TestTLSConfig(t *testing.T) {
+	if c := tlsConfig(nil); c.MinVersion != tls.VersionTLS12 || c.RootCAs != nil {
+		t.Errorf("default %+v", c)
+	}
+	given := &tls.Config{ServerName: "x"}
+	if c := tlsConfig(given); c == given || c.ServerName != "x" {
+		t.Error("not a clone")
+	}
+}
+
+func TestSecretsOf(t *testing.T) {
+	got := secretsOf(Config{
+		Protocol: HTTPProtobuf,
+		Endpoint: "https://user:pa55word@collector/v1/logs",
+		Headers:  map[string]string{"Authorization": "Bearer tokenvalue", "x-key": " k ", "empty": ""},
+	})
+	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k", "pa55word"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("secrets %q lack %q", got, want)
+		}
+	}
+	if slices.Contains(got, "") {
+		t.Errorf("secrets %q hold an empty one", got)
+	}
+	if got[0] != "Bearer tokenvalue" {
+		t.Errorf("secrets %q are not longest first", got)
+	}
+}
+
+func TestModeString(t *testing.T) {
+	if Normal.String() != "normal" || Final.String() != "final" || Mode(7).String() != "Mode(7)" {
+		t.Error(Normal, Final, Mode(7))
+	}
+}

@@ -1,0 +1,634 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/testcert"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// collector is a test LogsService: it records requests, checks the bearer
+// token, and answers as handle says.
+type collector struct {
+	collogspb.UnimplementedLogsServiceServer
+	calls  atomic.Int32
+	mu     sync.Mutex
+	reqs   []*collogspb.ExportLogsServiceRequest
+	mds    []metadata.MD
+	comp   []string // compression of each request, from the stats handler
+	handle func(ctx context.Context, call int) (*collogspb.ExportLogsServiceResponse, error)
+}
+
+func (c *collector) Export(ctx context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
+	call := int(c.calls.Add(1))
+	md, _ := metadata.FromIncomingContext(ctx)
+	c.mu.Lock()
+	c.reqs = append(c.reqs, req)
+	c.mds = append(c.mds, md)
+	c.mu.Unlock()
+	if got := md.Get("authorization"); len(got) != 1 || got[0] != authValue {
+		return nil, status.Error(codes.Unauthenticated, "bad token "+strings.Join(got, ","))
+	}
+	if c.handle != nil {
+		return c.handle(ctx, call)
+	}
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
+// TagRPC, HandleRPC, TagConn and HandleConn make collector a stats.Handler
+// that records the compression of each request.
+func (c *collector) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (c *collector) HandleRPC(_ context.Context, s stats.RPCStats) {
+	if h, ok := s.(*stats.InHeader); ok {
+		c.mu.Lock()
+		c.comp = append(c.comp, h.Compression)
+		c.mu.Unlock()
+	}
+}
+func (c *collector) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (c *collector) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// serve runs c on l until the test ends.
+func (c *collector) serve(t testing.TB, l net.Listener, opts ...grpc.ServerOption) *grpc.Server {
+	t.Helper()
+	s := grpc.NewServer(append(opts, grpc.StatsHandler(c))...)
+	collogspb.RegisterLogsServiceServer(s, c)
+	go func() { _ = s.Serve(l) }()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// start runs c on a fresh loopback port and returns its address.
+func (c *collector) start(t testing.TB, opts ...grpc.ServerOption) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.serve(t, l, opts...)
+	return l.Addr().String()
+}
+
+func grpcConfig(addr string) Config {
+	return Config{
+		Protocol:  GRPC,
+		Endpoint:  addr,
+		Insecure:  true,
+		Headers:   map[string]string{"authorization": authValue},
+		UserAgent: "zaplens-test/1.0",
+		Timeout:   5 * time.Second,
+	}
+}
+
+// statusWith is a status carrying a RetryInfo delay.
+func statusWith(t testing.TB, code codes.Code, msg string, delay time.Duration) error {
+	t.Helper()
+	st, err := status.New(code, msg).WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Err()
+}
+
+func tlsServerCreds(t testing.TB) (grpc.ServerOption, testcert.Files) {
+	t.Helper()
+	files, err := testcert.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{files.Pair}, MinVersion: tls.VersionTLS12})), files
+}
+
+func TestGRPCDeliversBytesIntact(t *testing.T) {
+	t.Parallel()
+	col := &collector{}
+	addr := col.start(t)
+	c := newClient(t, grpcConfig(addr))
+	req, body := testRequest(t, 25)
+	r, _ := export(c, body, 25, Normal)
+	if r.Err != nil || r.Cause != Delivered || r.Rejected != 0 || r.Attempts != 1 {
+		t.Fatalf("result %+v, want delivered in one attempt", r)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.reqs) != 1 || !proto.Equal(col.reqs[0], req) {
+		t.Fatalf("collector got %d requests, first equal: %v", len(col.reqs), len(col.reqs) == 1 && proto.Equal(col.reqs[0], req))
+	}
+	if ua := col.mds[0].Get("user-agent"); len(ua) != 1 || !strings.HasPrefix(ua[0], "zaplens-test/1.0") {
+		t.Errorf("user-agent %q", ua)
+	}
+	if ct := col.mds[0].Get("content-type"); len(ct) != 1 || ct[0] != "application/grpc+proto" && ct[0] != "application/grpc" {
+		t.Errorf("content-type %q", ct)
+	}
+	if col.comp[0] != "" {
+		t.Errorf("compression %q without Gzip", col.comp[0])
+	}
+}
+
+func TestGRPCGzip(t *testing.T) {
+	t.Parallel()
+	col := &collector{}
+	cfg := grpcConfig(col.start(t))
+	cfg.Gzip = true
+	c := newClient(t, cfg)
+	req, body := testRequest(t, 50)
+	if r, _ := export(c, body, 50, Normal); r.Err != nil || r.Cause != Delivered {
+		t.Fatalf("result %+v", r)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if col.comp[0] != "gzip" {
+		t.Errorf("compression %q, want gzip", col.comp[0])
+	}
+	if !proto.Equal(col.reqs[0], req) {
+		t.Error("request changed on the way")
+	}
+}
+
+func TestGRPCUnauthenticated(t *testing.T) {
+	t.Parallel()
+	for _, code := range []codes.Code{codes.Unauthenticated, codes.PermissionDenied} {
+		col := &collector{handle: func(context.Context, int) (*collogspb.ExportLogsServiceResponse, error) {
+			return nil, status.Error(code, "no")
+		}}
+		cfg := grpcConfig(col.start(t))
+		c := newClient(t, cfg)
+		_, body := testRequest(t, 3)
+		r, _ := export(c, body, 3, Normal)
+		if r.Cause != Unauthenticated || r.Attempts != 1 || r.Rejected != 3 || r.Err == nil {
+			t.Errorf("%v: result %+v", code, r)
+		}
+	}
+	// A wrong token: the collector's message echoes it, and it is redacted.
+	col := &collector{}
+	cfg := grpcConfig(col.start(t))
+	cfg.Headers = map[string]string{"authorization": "Bearer wrong-token-value"}
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 3)
+	r, _ := export(c, body, 3, Final)
+	if r.Cause != Unauthenticated || r.Attempts != 1 {
+		t.Fatalf("result %+v", r)
+	}
+	if strings.Contains(r.Err.Error(), "wrong-token-value") || !strings.Contains(r.Err.Error(), Redacted) {
+		t.Errorf("error not redacted: %q", r.Err)
+	}
+}
+
+func TestGRPCRejectedIsNotRetriedAndSanitized(t *testing.T) {
+	t.Parallel()
+	col := &collector{handle: func(context.Context, int) (*collogspb.ExportLogsServiceResponse, error) {
+		return nil, status.Error(codes.InvalidArgument, "bad record\nforged line \x1b[31mred "+authValue)
+	}}
+	c := newClient(t, grpcConfig(col.start(t)))
+	_, body := testRequest(t, 7)
+	r, _ := export(c, body, 7, Normal)
+	if r.Cause != Rejected || r.Attempts != 1 || r.Rejected != 7 || col.calls.Load() != 1 {
+		t.Fatalf("result %+v, calls %d", r, col.calls.Load())
+	}
+	checkClean(t, r.Err)
+	for _, want := range []string{`bad record\nforged line \x1b[31mred`, Redacted, "InvalidArgument"} {
+		if !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("error %q lacks %q", r.Err, want)
+		}
+	}
+}
+
+func TestGRPCRetries(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		fail     func(t testing.TB) error // the first call's answer
+		attempts int
+		cause    Cause
+		minWait  time.Duration
+	}{
+		{"unavailable", func(testing.TB) error { return status.Error(codes.Unavailable, "busy") }, 2, Delivered, 300 * time.Millisecond},
+		{"unavailable with RetryInfo 1s", func(t testing.TB) error { return statusWith(t, codes.Unavailable, "busy", time.Second) }, 2, Delivered, 950 * time.Millisecond},
+		{"resource exhausted with RetryInfo", func(t testing.TB) error {
+			return statusWith(t, codes.ResourceExhausted, "slow down", 200*time.Millisecond)
+		}, 2, Delivered, 300 * time.Millisecond},
+		{"resource exhausted without RetryInfo", func(testing.TB) error { return status.Error(codes.ResourceExhausted, "too big") }, 1, Rejected, 0},
+		{"aborted", func(testing.TB) error { return status.Error(codes.Aborted, "again") }, 2, Delivered, 300 * time.Millisecond},
+		{"data loss", func(testing.TB) error { return status.Error(codes.DataLoss, "lost") }, 2, Delivered, 300 * time.Millisecond},
+		{"internal", func(testing.TB) error { return status.Error(codes.Internal, "bug") }, 1, Rejected, 0},
+		{"unimplemented", func(testing.TB) error { return status.Error(codes.Unimplemented, "no logs") }, 1, Rejected, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			first := tt.fail(t)
+			col := &collector{handle: func(_ context.Context, call int) (*collogspb.ExportLogsServiceResponse, error) {
+				if call == 1 {
+					return nil, first
+				}
+				return &collogspb.ExportLogsServiceResponse{}, nil
+			}}
+			c := newClient(t, grpcConfig(col.start(t)))
+			_, body := testRequest(t, 4)
+			r, took := export(c, body, 4, Normal)
+			if r.Attempts != tt.attempts || r.Cause != tt.cause {
+				t.Fatalf("result %+v, want %d attempts and %v", r, tt.attempts, tt.cause)
+			}
+			if took < tt.minWait {
+				t.Errorf("took %v, want at least %v", took, tt.minWait)
+			}
+			if tt.cause == Delivered && (r.Err != nil || r.Rejected != 0) {
+				t.Errorf("result %+v", r)
+			}
+			if tt.cause != Delivered && r.Rejected != 4 {
+				t.Errorf("rejected %d, want 4", r.Rejected)
+			}
+		})
+	}
+}
+
+func TestGRPCRetryInfoPastDeadlineIsNotWaited(t *testing.T) {
+	t.Parallel()
+	col := &collector{handle: func(context.Context, int) (*collogspb.ExportLogsServiceResponse, error) {
+		return nil, statusWith(t, codes.Unavailable, "come back in a minute", time.Minute)
+	}}
+	cfg := grpcConfig(col.start(t))
+	cfg.Timeout = 3 * time.Second
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 2)
+	r, took := export(c, body, 2, Normal)
+	within(t, "export", took, time.Second)
+	if r.Attempts != 1 || r.Cause != Unavailable || r.Rejected != 2 {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestGRPCRetriesRunOut(t *testing.T) {
+	t.Parallel()
+	col := &collector{handle: func(context.Context, int) (*collogspb.ExportLogsServiceResponse, error) {
+		return nil, status.Error(codes.Unavailable, "always busy")
+	}}
+	cfg := grpcConfig(col.start(t))
+	cfg.Timeout = 1500 * time.Millisecond
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 2)
+	r, took := export(c, body, 2, Normal)
+	within(t, "export", took, 2500*time.Millisecond)
+	if r.Attempts < 2 || r.Cause != Unavailable || r.Rejected != 2 || r.Err == nil {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestGRPCPartialSuccess(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		rejected int64
+		msg      string
+		want     int64
+		cause    Cause
+		err      string
+	}{
+		{3, "quota\nexceeded " + authValue, 3, PartialSuccess, `rejected 3 of 10 log records: quota\nexceeded ` + Redacted},
+		{-5, "", 0, Delivered, ""},
+		{-5, "odd", 0, PartialSuccess, "warning: odd"},
+		{0, "", 0, Delivered, ""},
+		{0, "deprecated field", 0, PartialSuccess, "accepted all 10 log records with a warning: deprecated field"},
+		{1 << 40, "", 10, PartialSuccess, "rejected 10 of 10"},
+		{-1 << 63, "min", 0, PartialSuccess, "warning: min"},
+	}
+	for _, tt := range tests {
+		col := &collector{handle: func(context.Context, int) (*collogspb.ExportLogsServiceResponse, error) {
+			return &collogspb.ExportLogsServiceResponse{PartialSuccess: &collogspb.ExportLogsPartialSuccess{
+				RejectedLogRecords: tt.rejected, ErrorMessage: tt.msg,
+			}}, nil
+		}}
+		c := newClient(t, grpcConfig(col.start(t)))
+		_, body := testRequest(t, 10)
+		r, _ := export(c, body, 10, Normal)
+		if r.Rejected != tt.want || r.Cause != tt.cause || r.Attempts != 1 {
+			t.Errorf("rejected %d %q: result %+v", tt.rejected, tt.msg, r)
+		}
+		if (tt.err == "") != (r.Err == nil) || r.Err != nil && !strings.Contains(r.Err.Error(), tt.err) {
+			t.Errorf("rejected %d %q: err %v, want %q", tt.rejected, tt.msg, r.Err, tt.err)
+		}
+		checkClean(t, r.Err)
+	}
+}
+
+// slowCollector answers after 10s, or fails when the call's context ends.
+func slowCollector() *collector {
+	return &collector{handle: func(ctx context.Context, _ int) (*collogspb.ExportLogsServiceResponse, error) {
+		select {
+		case <-ctx.Done():
+			// The server's copy of the deadline can end just before the
+			// client's: answer as a collector would.
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-time.After(10 * time.Second):
+		}
+		return &collogspb.ExportLogsServiceResponse{}, nil
+	}}
+}
+
+func TestGRPCSlowCollectorTimesOut(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []Mode{Normal, Final} {
+		col := slowCollector()
+		cfg := grpcConfig(col.start(t))
+		cfg.Timeout = 800 * time.Millisecond
+		c := newClient(t, cfg)
+		_, body := testRequest(t, 5)
+		r, took := export(c, body, 5, mode)
+		within(t, mode.String()+" export", took, 2*time.Second)
+		if took < 700*time.Millisecond {
+			t.Errorf("%v: gave up after %v, before the timeout", mode, took)
+		}
+		if r.Cause != Timeout || r.Rejected != 5 || !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Errorf("%v: result %+v", mode, r)
+		}
+	}
+}
+
+func TestGRPCContextDeadlineBounds(t *testing.T) {
+	t.Parallel()
+	col := slowCollector()
+	c := newClient(t, grpcConfig(col.start(t))) // Timeout 5s
+	_, body := testRequest(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := c.Export(ctx, body, 1, Normal)
+	within(t, "export", time.Since(start), 1500*time.Millisecond)
+	if r.Cause != Timeout || r.Rejected != 1 {
+		t.Errorf("result %+v", r)
+	}
+}
+
+func TestGRPCFinalRefusedFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	addr := closedAddr(t)
+	c := newClient(t, grpcConfig(addr))
+	_, body := testRequest(t, 9)
+	r, took := export(c, body, 9, Final)
+	within(t, "export", took, time.Second)
+	if r.Cause != Refused || r.Attempts != 1 || r.Rejected != 9 || r.Err == nil {
+		t.Fatalf("result %+v", r)
+	}
+	if !strings.Contains(r.Err.Error(), "connection refused") {
+		t.Errorf("error %q", r.Err)
+	}
+	if h := r.Cause.Hint(addr); !strings.Contains(h, addr) {
+		t.Errorf("hint %q does not name %s", h, addr)
+	}
+}
+
+func TestGRPCNormalRefusedWaitsTheTimeout(t *testing.T) {
+	t.Parallel()
+	cfg := grpcConfig(closedAddr(t))
+	cfg.Timeout = 2 * time.Second
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 2)
+	r, took := export(c, body, 2, Normal)
+	within(t, "export", took, 3500*time.Millisecond)
+	if r.Cause != Refused || r.Rejected != 2 {
+		t.Fatalf("result %+v after %v", r, took)
+	}
+}
+
+func TestGRPCUnknownHostIsRefused(t *testing.T) {
+	t.Parallel()
+	cfg := grpcConfig("collector.invalid:4317")
+	cfg.Timeout = 3 * time.Second
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 2)
+	r, took := export(c, body, 2, Final)
+	within(t, "export", took, 4*time.Second)
+	if r.Cause == Timeout {
+		t.Skipf("the resolver did not answer in time: %v", r.Err)
+	}
+	if r.Cause != Refused || r.Attempts != 1 {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+func TestGRPCFinalRetriesALiveCollector(t *testing.T) {
+	t.Parallel()
+	col := &collector{handle: func(_ context.Context, call int) (*collogspb.ExportLogsServiceResponse, error) {
+		if call == 1 {
+			return nil, statusWith(t, codes.Unavailable, "restarting", 100*time.Millisecond)
+		}
+		return &collogspb.ExportLogsServiceResponse{}, nil
+	}}
+	c := newClient(t, grpcConfig(col.start(t)))
+	_, body := testRequest(t, 2)
+	if r, _ := export(c, body, 2, Final); r.Cause != Delivered || r.Attempts != 2 {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+func TestGRPCTLS(t *testing.T) {
+	t.Parallel()
+	creds, files := tlsServerCreds(t)
+	col := &collector{}
+	addr := col.start(t, creds)
+
+	cfg := grpcConfig(addr)
+	cfg.Insecure = false
+	cfg.TLS = &tls.Config{RootCAs: files.Pool}
+	c := newClient(t, cfg)
+	req, body := testRequest(t, 3)
+	if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
+		t.Fatalf("result %+v", r)
+	}
+	col.mu.Lock()
+	if !proto.Equal(col.reqs[0], req) {
+		t.Error("request changed on the way")
+	}
+	col.mu.Unlock()
+	if cfg.TLS.NextProtos != nil {
+		t.Error("the caller's tls.Config was changed")
+	}
+
+	// The system roots do not trust the test CA: not a mismatch, not retried.
+	cfg.TLS = nil
+	c = newClient(t, cfg)
+	r, took := export(c, body, 3, Final)
+	within(t, "export", took, 2*time.Second)
+	if r.Cause != Other || r.Attempts != 1 || !strings.Contains(r.Err.Error(), "certificate") {
+		t.Errorf("untrusted certificate: result %+v", r)
+	}
+}
+
+func TestGRPCTLSMismatch(t *testing.T) {
+	t.Parallel()
+	t.Run("tls client, plaintext server", func(t *testing.T) {
+		t.Parallel()
+		col := &collector{}
+		cfg := grpcConfig(col.start(t))
+		cfg.Insecure = false
+		c := newClient(t, cfg)
+		_, body := testRequest(t, 2)
+		r, took := export(c, body, 2, Final)
+		within(t, "final export", took, 2*time.Second)
+		if r.Cause != TLSMismatch || r.Attempts != 1 {
+			t.Fatalf("final: result %+v", r)
+		}
+		cfg.Timeout = time.Second
+		c = newClient(t, cfg)
+		r, took = export(c, body, 2, Normal)
+		within(t, "normal export", took, 2500*time.Millisecond)
+		if r.Cause != TLSMismatch {
+			t.Fatalf("normal: result %+v", r)
+		}
+	})
+	t.Run("plaintext client, tls server", func(t *testing.T) {
+		t.Parallel()
+		creds, _ := tlsServerCreds(t)
+		col := &collector{}
+		c := newClient(t, grpcConfig(col.start(t, creds)))
+		_, body := testRequest(t, 2)
+		r, took := export(c, body, 2, Final)
+		within(t, "export", took, 2*time.Second)
+		if r.Cause != TLSMismatch || r.Attempts != 1 {
+			t.Fatalf("result %+v", r)
+		}
+	})
+}
+
+// TestGRPCFindsARestartedCollector stops the collector, sees Final fail at
+// once, restarts it on the same port, and sees a Normal export get through
+// within a few seconds.
+func TestGRPCFindsARestartedCollector(t *testing.T) {
+	t.Parallel()
+	col := &collector{}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	srv := col.serve(t, l)
+	cfg := grpcConfig(addr)
+	cfg.Timeout = 8 * time.Second
+	c := newClient(t, cfg)
+	_, body := testRequest(t, 2)
+	if r, _ := export(c, body, 2, Normal); r.Cause != Delivered {
+		t.Fatalf("first export: %+v", r)
+	}
+	srv.Stop()
+	// The channel notices the loss; a Final export then fails at once.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		r, took := export(c, body, 2, Final)
+		within(t, "final export", took, time.Second)
+		if r.Cause == Refused {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("final export after stop: %+v", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var l2 net.Listener
+	for range 50 {
+		if l2, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	col.serve(t, l2)
+	r, took := export(c, body, 2, Normal)
+	if r.Cause != Delivered {
+		t.Fatalf("export after restart: %+v", r)
+	}
+	within(t, "export after restart", took, 6*time.Second)
+}
+
+func TestGRPCClose(t *testing.T) {
+	t.Parallel()
+	col := slowCollector()
+	cfg := grpcConfig(col.start(t))
+	cfg.Timeout = 10 * time.Second
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body := testRequest(t, 2)
+	done := make(chan Result, 1)
+	start := time.Now()
+	go func() { done <- c.Export(context.Background(), body, 2, Normal) }()
+	for col.calls.Load() == 0 && time.Since(start) < 5*time.Second {
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if !errors.Is(r.Err, ErrClosed) || r.Rejected != 2 {
+			t.Errorf("in-flight export: %+v", r)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("in-flight export did not end at Close")
+	}
+	if r := c.Export(context.Background(), body, 2, Normal); !errors.Is(r.Err, ErrClosed) || r.Attempts != 0 {
+		t.Errorf("export after Close: %+v", r)
+	}
+	if err := c.Close(ctx); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestGRPCConcurrentExports(t *testing.T) {
+	t.Parallel()
+	col := &collector{}
+	c := newClient(t, grpcConfig(col.start(t)))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, body := testRequest(t, 3)
+			for range 5 {
+				if r := c.Export(context.Background(), body, 3, Normal); r.Err != nil {
+					t.Errorf("result %+v", r)
+				}
+				clear(body) // the caller may reuse body once Export returns
+				_, fresh := testRequest(t, 3)
+				copy(body, fresh)
+			}
+		})
+	}
+	wg.Wait()
+	if n := col.calls.Load(); n != 40 {
+		t.Errorf("collector got %d calls, want 40", n)
+	}
+}
+
+// An endpoint is dialled as written: addresses, zoned IPv6 ones included,
+// without a resolver that could read them otherwise; names through DNS.
+func TestGRPCTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:4317":       "passthrough:///127.0.0.1:4317",
+		"[::1]:4317":           "passthrough:///[::1]:4317",
+		"[fe80::1%eth0]:4317":  "passthrough:///[fe80::1%eth0]:4317",
+		"collector.local:4317": "dns:///collector.local:4317",
+	} {
+		if got := grpcTarget(in); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}

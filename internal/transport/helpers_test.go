@@ -1,0 +1,115 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logspb "go.opentelemetry.io/proto/otlp/logs/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// secretToken is the bearer token the tests' collectors expect.
+const (
+	secretToken = "s3cret-t0ken-value"
+	authValue   = "Bearer " + secretToken
+)
+
+// testRequest builds an ExportLogsServiceRequest of n records and its bytes.
+func testRequest(t testing.TB, n int) (*collogspb.ExportLogsServiceRequest, []byte) {
+	t.Helper()
+	recs := make([]*logspb.LogRecord, n)
+	for i := range recs {
+		recs[i] = &logspb.LogRecord{
+			TimeUnixNano:   uint64(1_700_000_000_000_000_000 + i),
+			SeverityNumber: logspb.SeverityNumber_SEVERITY_NUMBER_INFO,
+			SeverityText:   "info",
+			Body:           &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: fmt.Sprintf("record %d %s", i, strings.Repeat("x", 40))}},
+			Attributes: []*commonpb.KeyValue{{
+				Key:   "i",
+				Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(i)}},
+			}},
+		}
+	}
+	req := &collogspb.ExportLogsServiceRequest{ResourceLogs: []*logspb.ResourceLogs{{
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{{
+			Key:   "service.name",
+			Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: "transport-test"}},
+		}}},
+		ScopeLogs: []*logspb.ScopeLogs{{
+			Scope:      &commonpb.InstrumentationScope{Name: "zaplens"},
+			LogRecords: recs,
+		}},
+	}}}
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req, b
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// newClient makes a Client that the test closes at its end.
+func newClient(t testing.TB, cfg Config) Client {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c
+}
+
+// export runs one Export with a background context and times it.
+func export(c Client, body []byte, n int, mode Mode) (Result, time.Duration) {
+	start := time.Now()
+	r := c.Export(context.Background(), body, n, mode)
+	return r, time.Since(start)
+}
+
+// checkClean fails when an error text holds a secret or raw control text.
+func checkClean(t testing.TB, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	s := err.Error()
+	for _, bad := range []string{secretToken, "\n", "\r", "\x1b", "\x00"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("error text holds %q: %q", bad, s)
+		}
+	}
+}
+
+// within fails when d is over limit.
+func within(t testing.TB, what string, d, limit time.Duration) {
+	t.Helper()
+	if d > limit {
+		t.Errorf("%s took %v, want at most %v", what, d, limit)
+	}
+}

@@ -1,0 +1,305 @@
+package transport
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+const (
+	// maxErrorBody is the most of an error answer's body that is read.
+	maxErrorBody = 64 << 10
+	// maxResponseBody is the most of a success answer's body that is read.
+	maxResponseBody = 1 << 20
+)
+
+// httpClient POSTs requests with net/http.
+type httpClient struct {
+	client    *http.Client
+	transport *http.Transport
+	url       string
+	endpoint  string // sanitized, for errors
+	header    http.Header
+	gzip      bool
+	plaintext bool
+	timeout   time.Duration
+	onRetry   func(Cause, error)
+	secrets   []string
+	closed    atomic.Bool
+}
+
+func newHTTP(cfg Config) (*httpClient, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("transport: http endpoint is not a URL: %s", Sanitize(err.Error(), secretsOf(cfg)))
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if (scheme != "http" && scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("transport: http endpoint %q needs http:// or https:// and a host", Sanitize(u.Redacted(), secretsOf(cfg)))
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if scheme == "https" {
+		tr.TLSClientConfig = tlsConfig(cfg.TLS)
+	}
+	secrets := secretsOf(cfg)
+	c := &httpClient{
+		client: &http.Client{
+			Transport: tr,
+			// A redirect would send the records, and the headers, somewhere
+			// the user did not configure: report it instead.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		transport: tr,
+		url:       cfg.Endpoint,
+		endpoint:  Sanitize(u.Redacted(), secrets),
+		header:    make(http.Header, len(cfg.Headers)+3),
+		gzip:      cfg.Gzip,
+		plaintext: scheme == "http",
+		timeout:   cfg.Timeout,
+		onRetry:   cfg.OnRetry,
+		secrets:   secrets,
+	}
+	for k, v := range cfg.Headers {
+		c.header.Set(k, v)
+	}
+	c.header.Set("Content-Type", "application/x-protobuf")
+	if cfg.Gzip {
+		c.header.Set("Content-Encoding", "gzip")
+	} else {
+		c.header.Del("Content-Encoding")
+	}
+	if cfg.UserAgent != "" {
+		c.header.Set("User-Agent", cfg.UserAgent)
+	}
+	return c, nil
+}
+
+// Export implements Client.
+func (c *httpClient) Export(ctx context.Context, body []byte, n int, mode Mode) Result {
+	if c.closed.Load() {
+		return closedResult(n, 0)
+	}
+	payload := body
+	if c.gzip {
+		var err error
+		if payload, err = compress(body); err != nil {
+			return Result{Rejected: int64(max(n, 0)), Err: errorf(nil, "http export to %s: gzip: %v", c.endpoint, err), Cause: Other}
+		}
+	}
+	// net/http may read a request body after Do returns: detaching it on
+	// return keeps the caller's buffer out of its reach.
+	owner := &bodyOwner{data: payload}
+	defer owner.detach()
+	return run(ctx, c.timeout, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
+		return c.send(ctx, owner, n)
+	})
+}
+
+// send makes one request.
+func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, nil)
+	if err != nil {
+		return attempt{cause: Other, err: errorf(nil, "http export to %s: %s", c.endpoint, Sanitize(err.Error(), c.secrets))}
+	}
+	req.Header = c.header.Clone()
+	req.ContentLength = int64(len(owner.data))
+	if len(owner.data) > 0 {
+		req.Body = owner.reader()
+		req.GetBody = func() (io.ReadCloser, error) { return owner.reader(), nil }
+	} else {
+		req.Body = http.NoBody
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return c.classifyErr(err)
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		_ = resp.Body.Close()
+	}()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return c.success(resp, n)
+	}
+	return c.failure(resp)
+}
+
+// success reads a 2xx answer: an ExportLogsServiceResponse, maybe a
+// partial success.
+func (c *httpClient) success(resp *http.Response, n int) attempt {
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
+	if err != nil {
+		// The status says the collector took the records: a retry would
+		// send them twice. Only the partial-success details are lost.
+		return attempt{cause: Delivered}
+	}
+	if len(data) > maxResponseBody {
+		return attempt{cause: Other, err: errorf(nil, "http export to %s: HTTP %d with an answer over %d bytes", c.endpoint, resp.StatusCode, maxResponseBody)}
+	}
+	var r collogspb.ExportLogsServiceResponse
+	if err := proto.Unmarshal(data, &r); err != nil {
+		return attempt{cause: Other, err: errorf(nil, "http export to %s: HTTP %d, but the body is not an OTLP ExportLogsServiceResponse (is the endpoint a collector's /v1/logs?)", c.endpoint, resp.StatusCode)}
+	}
+	ps := r.GetPartialSuccess()
+	return partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
+}
+
+// failure reads a non-2xx answer.
+func (c *httpClient) failure(resp *http.Response) attempt {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	msg := c.bodyMessage(resp, data)
+	a := attempt{cause: Rejected, err: errorf(nil, "http export to %s: HTTP %s%s", c.endpoint, statusText(resp.StatusCode), msg)}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		a.cause = Unauthenticated
+	case code == http.StatusTooManyRequests || code == http.StatusBadGateway ||
+		code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout:
+		a.cause, a.retryable = Unavailable, true
+		a.throttle, _ = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	case code == http.StatusBadRequest && c.plaintext:
+		if f, ok := classifyConn(nil, string(data), true); ok && f.cause == TLSMismatch {
+			a.cause = TLSMismatch
+			a.err = errorf(nil, "http export to %s: %s: HTTP %s%s", c.endpoint, f.what, statusText(code), msg)
+		}
+	case code >= 300 && code < 400:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			a.err = errorf(nil, "http export to %s: HTTP %s, redirecting to %q (redirects are not followed: configure that endpoint)", c.endpoint, statusText(code), Sanitize(loc, c.secrets))
+		}
+	case code == http.StatusNotFound:
+		a.err = errorf(nil, "http export to %s: HTTP %s (is the path /v1/logs?)%s", c.endpoint, statusText(code), msg)
+	}
+	return a
+}
+
+// bodyMessage is ": " and the message of an error answer, sanitized: the
+// google.rpc.Status message when the body is one, else the body when it
+// is text; "" when there is neither.
+func (c *httpClient) bodyMessage(resp *http.Response, data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	if !strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "json") && !strings.Contains(ct, "html") {
+		var st spb.Status
+		if err := proto.Unmarshal(data, &st); err == nil && st.GetMessage() != "" {
+			return ": " + Sanitize(st.GetMessage(), c.secrets)
+		}
+	}
+	if utf8.Valid(data) {
+		if s := strings.TrimSpace(string(data)); s != "" {
+			return ": " + Sanitize(s, c.secrets)
+		}
+	}
+	return ""
+}
+
+// classifyErr reads an error of Do: no answer came.
+func (c *httpClient) classifyErr(err error) attempt {
+	inner := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		inner = ue.Err // its text without the method and URL
+	}
+	detail := Sanitize(inner.Error(), c.secrets)
+	if f, ok := classifyConn(err, err.Error(), c.plaintext); ok {
+		return attempt{cause: f.cause, retryable: f.retryable, err: errorf(nil, "http export to %s: %s: %s", c.endpoint, f.what, detail)}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return attempt{cause: Timeout, err: errorf(context.DeadlineExceeded, "http export to %s: no answer in time: %s", c.endpoint, detail)}
+	case errors.Is(err, context.Canceled):
+		return attempt{cause: Other, err: errorf(context.Canceled, "http export to %s: canceled: %s", c.endpoint, detail)}
+	}
+	return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "http export to %s: %s", c.endpoint, detail)}
+}
+
+// statusText is "503 Service Unavailable".
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return fmt.Sprint(code)
+}
+
+// Close implements Client. In-flight exports end by their own deadlines.
+func (c *httpClient) Close(context.Context) error {
+	c.closed.Store(true)
+	c.transport.CloseIdleConnections()
+	return nil
+}
+
+var gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(io.Discard) }}
+
+// compress gzips body into a new buffer.
+func compress(body []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(body)/2 + 64)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer func() {
+		zw.Reset(io.Discard) // keep no payload alive in the pool
+		gzipWriters.Put(zw)
+	}()
+	zw.Reset(&buf)
+	if _, err := zw.Write(body); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// errBodyDetached is what a request body reads after its Export returned.
+var errBodyDetached = errors.New("transport: request body read after the export returned")
+
+// bodyOwner guards a request body that every attempt reads, and that no
+// reader may touch once detach has run.
+type bodyOwner struct {
+	mu       sync.Mutex
+	data     []byte
+	detached bool
+}
+
+func (o *bodyOwner) reader() io.ReadCloser { return &bodyReader{o: o} }
+
+func (o *bodyOwner) detach() {
+	o.mu.Lock()
+	o.detached = true
+	o.data = nil
+	o.mu.Unlock()
+}
+
+// bodyReader reads its owner's data from its own offset.
+type bodyReader struct {
+	o   *bodyOwner
+	off int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.o.mu.Lock()
+	defer r.o.mu.Unlock()
+	if r.o.detached {
+		return 0, errBodyDetached
+	}
+	if r.off >= len(r.o.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.o.data[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }

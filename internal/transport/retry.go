@@ -1,0 +1,171 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Retry backoff, as the OTLP exporter spec suggests: exponential with
+// jitter, within the bound of one Export.
+const (
+	backoffInitial    = 500 * time.Millisecond
+	backoffMax        = 5 * time.Second
+	backoffMultiplier = 1.6
+	backoffJitter     = 0.2 // ±20%
+)
+
+// attempt is the outcome of one request.
+type attempt struct {
+	err       error         // nil when delivered; sanitized text
+	cause     Cause         // classification
+	rejected  int64         // records rejected in a partial success
+	partial   bool          // the collector answered with a partial success
+	retryable bool          // a later attempt may succeed
+	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
+}
+
+// run calls try until it delivers, fails for good, or the time runs out:
+// the sooner of ctx's deadline and timeout. In Final mode a refused
+// connection ends it at once.
+// onRetry, when set, hears of each failed attempt that will be retried.
+func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *atomic.Bool, onRetry func(Cause, error), try func(context.Context) attempt) Result {
+	urgent := urgentFrom(ctx)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	attempts := 0
+	for {
+		if closed.Load() {
+			return closedResult(n, attempts)
+		}
+		a := try(ctx)
+		attempts++
+		if a.err == nil || a.partial {
+			return Result{Rejected: a.rejected, Err: a.err, Cause: a.cause, Attempts: attempts}
+		}
+		if closed.Load() {
+			return closedResult(n, attempts)
+		}
+		if err := ctx.Err(); err != nil {
+			return failed(n, attempts, ctxAttempt(a, err))
+		}
+		if !a.retryable || (mode == Final && a.cause == Refused) {
+			return failed(n, attempts, a)
+		}
+		wait := max(backoffDelay(attempts-1), a.throttle)
+		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+			a.err = errorf(errors.Unwrap(a.err), "%v (no retry: the next one, in %v, would pass the deadline)", a.err, wait.Round(time.Millisecond))
+			return failed(n, attempts, a)
+		}
+		if onRetry != nil {
+			onRetry(a.cause, a.err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-urgent:
+			// A flush waits: try once more now, as a flush would, and do
+			// not loop on a refused connection after that.
+			t.Stop()
+			mode, urgent = Final, nil
+			continue
+		case <-ctx.Done():
+			t.Stop()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return failed(n, attempts, a) // ran out while waiting to retry
+			}
+			return failed(n, attempts, ctxAttempt(a, ctx.Err()))
+		case <-t.C:
+		}
+	}
+}
+
+type urgentKey struct{}
+
+// WithUrgent returns ctx carrying a channel that closes when a flush starts
+// waiting for the export: an export between retries then makes its next
+// attempt at once, in Final mode. An attempt in flight is never cut short,
+// since the collector may already hold its records.
+func WithUrgent(ctx context.Context, urgent <-chan struct{}) context.Context {
+	return context.WithValue(ctx, urgentKey{}, urgent)
+}
+
+func urgentFrom(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(urgentKey{}).(<-chan struct{})
+	return ch
+}
+
+// failed is the Result of an export that delivered nothing.
+func failed(n, attempts int, a attempt) Result {
+	err := a.err
+	if attempts > 1 {
+		err = &exportError{msg: "after " + strconv.Itoa(attempts) + " attempts: " + err.Error(), sentinel: errors.Unwrap(err)}
+	}
+	return Result{Rejected: int64(max(n, 0)), Err: err, Cause: a.cause, Attempts: attempts}
+}
+
+// closedResult is the Result of an export on a closed client.
+func closedResult(n, attempts int) Result {
+	return Result{Rejected: int64(max(n, 0)), Err: ErrClosed, Cause: Other, Attempts: attempts}
+}
+
+// ctxAttempt marks a failed attempt as ended by the context: a deadline
+// makes a generic failure a Timeout, a cancellation an Other, while a
+// specific cause (refused, TLS mismatch) stays.
+func ctxAttempt(a attempt, ctxErr error) attempt {
+	switch a.cause {
+	case Refused, TLSMismatch, Unauthenticated, Rejected:
+		return a
+	}
+	if errors.Is(ctxErr, context.DeadlineExceeded) {
+		a.cause = Timeout
+	} else {
+		a.cause = Other
+	}
+	if e, ok := a.err.(*exportError); ok && e.sentinel == nil {
+		a.err = &exportError{msg: e.msg, sentinel: ctxErr}
+	}
+	return a
+}
+
+// backoffDelay is the wait before retry number i+1: exponential from
+// backoffInitial, capped at backoffMax, with ±20% jitter.
+func backoffDelay(i int) time.Duration {
+	d := float64(backoffInitial)
+	for range i {
+		d *= backoffMultiplier
+		if d >= float64(backoffMax) {
+			d = float64(backoffMax)
+			break
+		}
+	}
+	d *= 1 - backoffJitter + 2*backoffJitter*rand.Float64()
+	return time.Duration(d)
+}
+
+// maxThrottle caps a delay a collector asks for, so arithmetic cannot
+// overflow; any such delay is past every deadline anyway.
+const maxThrottle = 24 * time.Hour
+
+// parseRetryAfter reads an HTTP Retry-After value: seconds, or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if strings.Trim(v, "0123456789") == "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || s > uint64(maxThrottle/time.Second) {
+			return maxThrottle, true // only digits: too many for uint64
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return min(max(t.Sub(now), 0), maxThrottle), true
+	}
+	return 0, false
+}

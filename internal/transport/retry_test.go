@@ -1,0 +1,178 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestBackoffDelay(t *testing.T) {
+	base := float64(backoffInitial)
+	for i := range 12 {
+		want := min(base, float64(backoffMax))
+		for range 20 {
+			d := float64(backoffDelay(i))
+			if d < want*(1-backoffJitter)-1 || d > want*(1+backoffJitter)+1 {
+				t.Fatalf("backoffDelay(%d) = %v, want %v ±20%%", i, time.Duration(d), time.Duration(want))
+			}
+		}
+		base *= backoffMultiplier
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"1", time.Second, true},
+		{" 120 ", 2 * time.Minute, true},
+		{"0", 0, true},
+		{"99999999999999999999", maxThrottle, true},
+		{now.Add(3 * time.Second).Format(http.TimeFormat), 3 * time.Second, true},
+		{now.Add(-time.Hour).Format(http.TimeFormat), 0, true},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := parseRetryAfter(tt.in, now)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// script is a try function that answers from a list, repeating the last.
+func script(calls *atomic.Int32, as ...attempt) func(context.Context) attempt {
+	return func(context.Context) attempt {
+		i := int(calls.Add(1)) - 1
+		return as[min(i, len(as)-1)]
+	}
+}
+
+func TestRun(t *testing.T) {
+	unavailable := attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}
+	refused := attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}
+	rejected := attempt{cause: Rejected, err: errorf(nil, "bad")}
+	ok := attempt{cause: Delivered}
+	partialOK := attempt{cause: PartialSuccess, partial: true, rejected: 2, err: errorf(nil, "some")}
+	tests := []struct {
+		name     string
+		mode     Mode
+		timeout  time.Duration
+		as       []attempt
+		cause    Cause
+		rejected int64
+		attempts int
+		maxTook  time.Duration
+	}{
+		{"delivered", Normal, time.Second, []attempt{ok}, Delivered, 0, 1, 200 * time.Millisecond},
+		{"partial is final", Normal, time.Second, []attempt{partialOK, ok}, PartialSuccess, 2, 1, 200 * time.Millisecond},
+		{"rejected is not retried", Normal, time.Second, []attempt{rejected, ok}, Rejected, 5, 1, 200 * time.Millisecond},
+		{"retry then deliver", Normal, 3 * time.Second, []attempt{unavailable, ok}, Delivered, 0, 2, 1500 * time.Millisecond},
+		{"refused retried in Normal", Normal, 3 * time.Second, []attempt{refused, ok}, Delivered, 0, 2, 1500 * time.Millisecond},
+		{"refused ends Final", Final, 3 * time.Second, []attempt{refused, ok}, Refused, 5, 1, 200 * time.Millisecond},
+		{"unavailable retried in Final", Final, 3 * time.Second, []attempt{unavailable, ok}, Delivered, 0, 2, 1500 * time.Millisecond},
+		{"throttle past the deadline", Normal, time.Second, []attempt{{cause: Unavailable, retryable: true, throttle: time.Hour, err: errorf(nil, "later")}}, Unavailable, 5, 1, 200 * time.Millisecond},
+		// Waits of 400-600ms, then 640-960ms: always two attempts.
+		{"retries run out", Normal, time.Second, []attempt{unavailable}, Unavailable, 5, 2, 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			var closed atomic.Bool
+			start := time.Now()
+			r := run(context.Background(), tt.timeout, 5, tt.mode, &closed, nil, script(&calls, tt.as...))
+			within(t, "run", time.Since(start), tt.maxTook)
+			if r.Cause != tt.cause || r.Rejected != tt.rejected || r.Attempts != tt.attempts {
+				t.Errorf("result %+v, want cause %v, rejected %d, %d attempts", r, tt.cause, tt.rejected, tt.attempts)
+			}
+			if (tt.cause == Delivered) != (r.Err == nil) {
+				t.Errorf("err %v", r.Err)
+			}
+		})
+	}
+}
+
+func TestRunContext(t *testing.T) {
+	t.Parallel()
+	var closed atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	// Cancelled while waiting to retry.
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	var calls atomic.Int32
+	r := run(ctx, 10*time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}))
+	if r.Cause != Other || !errors.Is(r.Err, context.Canceled) || r.Rejected != 3 {
+		t.Errorf("canceled: %+v", r)
+	}
+	// An attempt cut by the deadline is a Timeout.
+	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
+		<-ctx.Done()
+		return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "cut")}
+	})
+	if r.Cause != Timeout || !errors.Is(r.Err, context.DeadlineExceeded) {
+		t.Errorf("deadline: %+v", r)
+	}
+	// ... unless it knew better.
+	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
+		<-ctx.Done()
+		return attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}
+	})
+	if r.Cause != Refused {
+		t.Errorf("refused at the deadline: %+v", r)
+	}
+	// A closed client stops the loop.
+	closed.Store(true)
+	r = run(context.Background(), time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Delivered}))
+	if !errors.Is(r.Err, ErrClosed) || r.Attempts != 0 || r.Rejected != 3 {
+		t.Errorf("closed: %+v", r)
+	}
+}
+
+// OnRetry hears of each failed attempt that is retried, at once, and not
+// of the last one.
+func TestOnRetryHearsEachRetriedAttempt(t *testing.T) {
+	var closed atomic.Bool
+	var calls atomic.Int32
+	var heard []Cause
+	r := run(context.Background(), 10*time.Second, 3, Normal, &closed, func(c Cause, err error) {
+		if err == nil {
+			t.Error("OnRetry without an error")
+		}
+		heard = append(heard, c)
+	}, script(&calls,
+		attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")},
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Delivered}))
+	if r.Err != nil || len(heard) != 2 || heard[0] != Unavailable || heard[1] != Refused {
+		t.Errorf("result %+v, heard %v", r, heard)
+	}
+}
+
+// A flush that comes while an export waits to retry makes the next attempt
+// at once, in Final mode; a refused connection is then not retried again.
+func TestUrgentEndsTheWaitOnly(t *testing.T) {
+	var closed atomic.Bool
+	var calls atomic.Int32
+	urgent := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(urgent) })
+	start := time.Now()
+	r := run(WithUrgent(context.Background(), urgent), 10*time.Second, 3, Normal, &closed, nil, script(&calls,
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Delivered}))
+	if d := time.Since(start); d > 400*time.Millisecond {
+		t.Errorf("took %v: the backoff wait was not cut short", d)
+	}
+	if r.Attempts != 2 || r.Cause != Refused {
+		t.Errorf("result %+v: want a second, final attempt and no third", r)
+	}
+}

@@ -1,0 +1,204 @@
+package zaplens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/log/embedded"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// logger is a [LoggerProvider]'s log.Logger: it encodes each record to OTLP
+// bytes and queues them. The bridge skips Emit and hands it its attributes
+// directly (see wire.go), so that a zap entry is converted once.
+type logger struct {
+	embedded.Logger
+	p     *LoggerProvider
+	scope int    // the pipeline's number for this logger's scope
+	name  string // set for a logger past the scope bound: its own scope name
+}
+
+// loggerKey tells scopes apart as the SDK does.
+type loggerKey struct {
+	name, version, schemaURL string
+	attrs                    attribute.Distinct
+}
+
+// Enabled is true until the provider shuts down: filtering is the bridge's
+// job, done before a record is built.
+func (l *logger) Enabled(context.Context, log.EnabledParameters) bool { return !l.p.stopped.Load() }
+
+// Emit encodes r as the SDK's pipeline would send it: keys made unique at
+// every level (the last value at the first's place), the record limits
+// applied, exception attributes derived from r's error, and the trace and
+// span of ctx.
+func (l *logger) Emit(ctx context.Context, r log.Record) {
+	if l.p.stopped.Load() {
+		return // as the SDK's loggers after Shutdown: not the pipeline's to count
+	}
+	s := getScratch()
+	defer putScratch(s)
+	r.WalkAttributes(func(kv attribute.KeyValue) bool {
+		s.attrs = append(s.attrs, kv)
+		return true
+	})
+	dropped := 0
+	if limit := l.p.limits.AttributeCount; limit >= 0 && len(s.attrs) > limit {
+		dropped = repeatsPastLimit(s.attrs, limit)
+	}
+	s.attrs = dedupDeep(s.attrs)
+	s.attrs = appendException(s.attrs, r.Err())
+	rec := otlpwire.Record{
+		Time:         r.Timestamp(),
+		Observed:     r.ObservedTimestamp(),
+		Severity:     r.Severity(),
+		SeverityText: r.SeverityText(),
+		Body:         dedupValue(r.Body()),
+		EventName:    r.EventName(),
+		Dropped:      dropped,
+	}
+	setSpan(&rec, trace.SpanContextFromContext(ctx))
+	l.enqueue(&rec, s.attrs, false)
+}
+
+// repeatsPastLimit is what the SDK counts as dropped beyond what the count
+// limit drops once keys are unique. The SDK adds a record's attributes one
+// at a time: it keeps the first limit distinct keys, each with its last
+// value, and counts every other attribute as dropped, a repeated key as
+// often as it comes; AppendRecord counts each key past the limit once.
+// Only a record with more attributes than the limit gets here.
+func repeatsPastLimit(kvs []attribute.KeyValue, limit int) int {
+	kept := make(map[attribute.Key]struct{}, limit)
+	past := map[attribute.Key]struct{}{}
+	n := 0
+	for _, kv := range kvs {
+		if kv.Key == "" {
+			continue // left out, and not counted, by both
+		}
+		if _, ok := kept[kv.Key]; ok {
+			continue
+		}
+		if len(kept) < limit {
+			kept[kv.Key] = struct{}{}
+			continue
+		}
+		if _, ok := past[kv.Key]; ok {
+			n++
+		} else {
+			past[kv.Key] = struct{}{}
+		}
+	}
+	return n
+}
+
+func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
+	rec.TraceID, rec.SpanID, rec.Flags = sc.TraceID(), sc.SpanID(), sc.TraceFlags()
+}
+
+// enqueue encodes rec with attrs, whose keys are unique, and queues it.
+// valid says every string is valid UTF-8 already, as the bridge makes
+// them. A record too large for any request has its longest values cut to
+// fit, and is counted.
+func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid bool) {
+	if rec.Observed.IsZero() {
+		rec.Observed = time.Now()
+	}
+	if l.name != "" {
+		attrs = append(attrs, stringAttr(keyScopeName, l.name))
+	}
+	lim := l.p.limits
+	lim.CheckUTF8 = !valid
+	bp := bufPool.Get().(*[]byte)
+	buf := otlpwire.AppendRecord((*bp)[:0], rec, attrs, lim)
+	cut := false
+	if max := l.p.pipe.MaxRecordBytes(); len(buf) > max {
+		buf, cut = cutRecord(buf, rec, attrs, lim, max), true
+	}
+	l.p.pipe.Enqueue(l.scope, buf, cut)
+	if cap(buf) <= maxPooledBuf {
+		*bp = buf[:0]
+		bufPool.Put(bp)
+	}
+}
+
+// maxPooledBuf keeps one huge record from pinning a huge buffer.
+const maxPooledBuf = 64 << 10
+
+var bufPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 1024)
+	return &b
+}}
+
+// appendException derives exception.message and exception.type from a
+// record's error, as the SDK does, unless the record already has them.
+func appendException(attrs []attribute.KeyValue, err error) []attribute.KeyValue {
+	if err == nil {
+		return attrs
+	}
+	hasMsg, hasType := false, false
+	for _, kv := range attrs {
+		hasMsg = hasMsg || kv.Key == keyExceptionMessage
+		hasType = hasType || kv.Key == keyExceptionType
+	}
+	if !hasMsg {
+		if msg, _, _, perr := describeError(err); perr == nil && msg != "" {
+			attrs = append(attrs, stringAttr(keyExceptionMessage, msg))
+		}
+	}
+	if t := sdkErrorType(err); !hasType && t != "" {
+		attrs = append(attrs, stringAttr(keyExceptionType, t))
+	}
+	return attrs
+}
+
+// sdkErrorType names an error's type as the SDK does for a record's error:
+// an ErrorType method's answer, else the type of the innermost fmt.Errorf
+// wrapping, package path and name, or its String for unnamed types. The
+// bridge names zap.Error's type its own way (errorType), on both pipelines.
+func sdkErrorType(err error) string {
+	if et, ok := err.(interface{ ErrorType() string }); ok {
+		if s := et.ErrorType(); s != "" {
+			return s
+		}
+	}
+	for reflect.TypeOf(err) == fmtWrapType {
+		u := errors.Unwrap(err)
+		if u == nil {
+			break
+		}
+		err = u
+	}
+	t := reflect.TypeOf(err)
+	if t.PkgPath() != "" && t.Name() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}
+
+var fmtWrapType = reflect.TypeOf(fmt.Errorf("w: %w", errors.New("e")))
+
+// scratch holds a record's attributes while Emit gathers them.
+type scratch struct{ attrs []attribute.KeyValue }
+
+var scratchPool = sync.Pool{New: func() any {
+	return &scratch{attrs: make([]attribute.KeyValue, 0, 16)}
+}}
+
+func getScratch() *scratch { return scratchPool.Get().(*scratch) }
+
+func putScratch(s *scratch) {
+	if cap(s.attrs) > maxPooledAttrs {
+		return
+	}
+	clear(s.attrs)
+	s.attrs = s.attrs[:0]
+	scratchPool.Put(s)
+}

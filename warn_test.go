@@ -1,0 +1,49 @@
+package zaplens
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The first failed attempt is told at once, through the loss writer, with
+// the endpoint and what to do, before the export's retries have run out.
+func TestFirstFailureWarnedEarly(t *testing.T) {
+	srv := startOTLPServer(t, "127.0.0.1:0") // plaintext
+	for _, tc := range []struct {
+		name, endpoint string
+		want           []string
+	}{
+		{"refused", "http://" + closedPort(t), []string{"nothing listens at", "connection refused"}},
+		{"TLS to plaintext", srv.addr, []string{"export to https://" + srv.addr, "TLS", "OTEL_EXPORTER_OTLP_INSECURE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			var buf lockedBuffer
+			p, err := NewLoggerProvider(context.Background(), WithEndpoint(tc.endpoint), WithLossWriter(&buf),
+				WithScheduleDelay(10*time.Millisecond), WithOTLPTimeout(20*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				_ = p.Shutdown(ctx)
+			}()
+			emit(p, 1)
+			if !eventually(2*time.Second, func() bool { return strings.Contains(buf.String(), "export to") }) {
+				t.Fatalf("no warning within 2 s of the first attempt; writer has %q", buf.String())
+			}
+			line := buf.String()
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("warning %q lacks %q", line, w)
+				}
+			}
+			if strings.Count(line, "\n") != 1 {
+				t.Errorf("want one line, got %q", line)
+			}
+		})
+	}
+}
