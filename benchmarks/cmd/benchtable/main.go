@@ -495,10 +495,3 @@ func fmtNum(v float64, ok bool) string {
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
 }
-
-func fmtFloat(v float64, ok bool) string {
-	if !ok {
-		return "—"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
