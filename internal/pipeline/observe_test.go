@@ -103,7 +103,8 @@ func TestObservationAddsUp(t *testing.T) {
 // less what is in flight, when it is lower.
 func TestObservationCapacity(t *testing.T) {
 	s := &sink{block: make(chan struct{})}
-	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 100 << 10; c.MaxBatchRecords = 10 })
+	// No batch is ready before the 1000th record: the first 100 all wait.
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 100 << 10; c.MaxBatchRecords = 1000 })
 	var o Observation
 	p.Observe(&o)
 	if o.Capacity != 100<<10/NominalRecordBytes {
@@ -115,7 +116,9 @@ func TestObservationCapacity(t *testing.T) {
 		p.Enqueue(sc, rec, false)
 	}
 	p.Observe(&o)
+	p.mu.Lock()
 	perRecord := uint64(p.q.bytes / p.q.records)
+	p.mu.Unlock()
 	if want := uint64(100<<10) / perRecord; o.Capacity < want-1 || o.Capacity > want+1 || o.Waiting != 100 {
 		t.Errorf("capacity %d, want about %d; waiting %d", o.Capacity, want, o.Waiting)
 	}
