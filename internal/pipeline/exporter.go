@@ -71,6 +71,10 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	if err != nil {
 		p.lastErr = err
 	}
+	if p.cfg.Journal != nil && !p.journalClosed {
+		// A failure as the pipeline stops is kept for a later process.
+		p.cfg.Journal.Settle(n, p.stopped && err != nil && rejected == n)
+	}
 	p.mu.Unlock()
 	p.progress.broadcast()
 	p.room.broadcast()
