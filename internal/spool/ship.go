@@ -242,8 +242,8 @@ func (sh *Shipper) count(orphans []orphan) {
 	sh.counts.Torn = torn
 	sh.mu.Unlock()
 	if sh.cfg.Say != nil && (found > 0 || torn > 0) {
-		line := fmt.Sprintf("zaplens: spool %s: found %d log records unsent by %d processes that ended (%d files)",
-			sh.cfg.Dir, found, len(procs), len(orphans))
+		line := fmt.Sprintf("zaplens: spool %s: found %d log records unsent by %s that ended (%s)",
+			sh.cfg.Dir, found, Plural(len(procs), "process", "processes"), Plural(len(orphans), "file", "files"))
 		if torn > 0 {
 			line += fmt.Sprintf("; %d torn or corrupt frames skipped", torn)
 		}
@@ -437,4 +437,12 @@ func build(req *otlpwire.Request, c *contents, records []frame) []byte {
 		req.Add(r.payload)
 	}
 	return req.Bytes()
+}
+
+// Plural is n and the noun in the form that goes with it.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

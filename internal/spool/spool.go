@@ -23,9 +23,10 @@ const (
 	// DefaultMaxBytes bounds the files of one process: the default queue,
 	// an export in flight and the files being filled, with room to spare.
 	DefaultMaxBytes = 64 << 20
-	// retryInterval is how often a spool that stepped aside tries again.
-	retryInterval = 10 * time.Second
 )
+
+// retryInterval is how often a spool that stepped aside tries again.
+var retryInterval = 10 * time.Second
 
 // Config is a spool's.
 type Config struct {
@@ -378,6 +379,9 @@ func (s *Spool) make() (*segment, error) {
 	s.seq++
 	name := segName(s.prefix, s.seq)
 	s.hmu.Unlock()
+	if s.broken.Load() {
+		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
+	}
 	seg, err := makeSegment(s.cfg.Dir, name, s.segBytes, s.pid, s.created, s.resource)
 	s.hmu.Lock()
 	defer s.hmu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,11 +166,11 @@ func TestSettledFilesGo(t *testing.T) {
 	before := len(segFiles(t, dir))
 	s.Settle(2000, false)
 	deadline := time.Now().Add(5 * time.Second)
-	for len(segFiles(t, dir)) > 2 && time.Now().Before(deadline) {
+	for len(segFiles(t, dir)) > 1+maxSpares && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if n := len(segFiles(t, dir)); n > 2 {
-		t.Errorf("%d files before settling, %d after: want the active one and a spare", before, n)
+	if n := len(segFiles(t, dir)); n > 1+maxSpares {
+		t.Errorf("%d files before settling, %d after: want the active one and the spares", before, n)
 	}
 	s.Close()
 	if s.Kept() != 0 {
@@ -247,6 +248,36 @@ func TestStepsAside(t *testing.T) {
 	s.AddScope(0, otlpwire.Scope{})
 	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
 		t.Errorf("verdict %d", v)
+	}
+}
+
+// A spool that stepped aside comes back once a file can be made, and
+// says so.
+func TestComesBack(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	parent := filepath.Join(t.TempDir(), "parent")
+	os.WriteFile(parent, nil, 0o600)
+	said := make(chan string, 4)
+	s, err := Open(Config{Dir: filepath.Join(parent, "spool"), SegmentBytes: testSegment, Say: func(l string) { said <- l }})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	defer s.Close()
+	s.AddScope(0, otlpwire.Scope{})
+	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+		t.Fatalf("verdict %d", v)
+	}
+	os.Remove(parent)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Append(0, encoded("y")) != pipeline.Journaled {
+		if time.Now().After(deadline) {
+			t.Fatal("the spool did not come back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if line := <-said; !strings.Contains(line, "writing again") {
+		t.Errorf("said %q", line)
 	}
 }
 
