@@ -65,11 +65,16 @@ func spoolChild() {
 		setFileSizeLimit(n)
 	}
 	logger := zap.New(NewCore(WithLoggerProvider(p)))
-	for i := range env("ZAPLENS_TEST_LINES") {
+	n := env("ZAPLENS_TEST_LINES")
+	for i := range n {
 		logger.Info("line "+strconv.Itoa(i), zap.Int("i", i), zap.String("phase", "train"))
 	}
 	fmt.Println("logged")
 	switch os.Getenv("ZAPLENS_TEST_END") {
+	case "fatal":
+		// zaplens flushes a Fatal entry before zap exits: with the collector
+		// down, that flush fails, and what it could not send must stay.
+		logger.Fatal("line " + strconv.Itoa(n))
 	case "kill":
 		select {} // until SIGKILL
 	case "exit":
@@ -283,18 +288,22 @@ func waitServer(t *testing.T, s *otlpServer, n int64) {
 	}
 }
 
-// A child killed (SIGKILL, os.Exit, a panic in a goroutine) while the
-// collector is down loses nothing: the next start on the directory sends
-// every line, with the dead process's resource and timestamps, in the
-// background, and says so once on stderr.
+// A child killed (SIGKILL, os.Exit, a panic in a goroutine, zap's Fatal,
+// which flushes first) while the collector is down loses nothing: the next
+// start on the directory sends every line, with the dead process's
+// resource and timestamps, in the background, and says so once on stderr.
 func TestSpoolKilledWhileCollectorDown(t *testing.T) {
-	for _, end := range []string{"kill", "exit", "panic"} {
+	for _, end := range []string{"kill", "exit", "panic", "fatal"} {
 		t.Run(end, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			addr := freeAddr(t)
-			const n = 5000
-			dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "dead", lines: n, end: end})
+			lines := 5000
+			dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "dead", lines: lines, end: end})
+			n := lines
+			if end == "fatal" {
+				n++ // the Fatal line
+			}
 			dead.expect("logged")
 			if end == "kill" {
 				dead.kill()
@@ -313,7 +322,7 @@ func TestSpoolKilledWhileCollectorDown(t *testing.T) {
 			got := deliveries(srv)
 			dups := checkAll(t, got, "dead", n)
 			checkAll(t, got, "next", 10)
-			if rep.Stats.Recovered != n || rep.Stats.RecoveredExported != n {
+			if rep.Stats.Recovered != uint64(n) || rep.Stats.RecoveredExported != uint64(n) {
 				t.Errorf("stats %+v, want %d recovered and exported", rep.Stats, n)
 			}
 			if !strings.Contains(next.stderr.String(), fmt.Sprintf("found %d log records unsent by 1 process that ended", n)) {

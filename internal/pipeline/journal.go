@@ -13,8 +13,9 @@ type Journal interface {
 	// Append copies an accepted record, of the scope numbered scope.
 	Append(scope int, rec []byte) Verdict
 	// Settle tells that the n oldest records not yet settled are: exported,
-	// or failed. keep says that they failed as the pipeline stopped: the
-	// journal keeps them, and every record after them, for a later process.
+	// or failed. keep says to keep them, and those before them not yet
+	// let go, for a later process: a flush or the shutdown failed to send
+	// records, and no export succeeded since while the pipeline ran.
 	Settle(n int, keep bool)
 	// Close ends the journal; it is called once, when the pipeline has
 	// stopped or given up waiting for its exporter. Records it still holds

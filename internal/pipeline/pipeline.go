@@ -48,6 +48,7 @@ type Pipeline struct {
 	final    bool      // exports are a flush's or the shutdown's
 
 	journalClosed bool
+	keeping       bool // the journal keeps what is settled from here on
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room

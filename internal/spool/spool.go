@@ -59,7 +59,7 @@ type Spool struct {
 	written uint64     // records accepted, journaled or not
 	settled uint64     // records settled
 	scopes  [][]byte   // scope frames' payloads, by number
-	frozen  bool       // a failure at stop: nothing more is settled on disk
+	keeping bool       // settled records are kept on disk: see Settle
 	closed  bool
 
 	broken atomic.Bool // stepped aside: records go on in memory only
@@ -277,21 +277,22 @@ func (s *Spool) stepAside(err error) {
 }
 
 // Settle marks the n oldest unsettled records settled, in the headers of
-// their files; a sealed file all settled goes to the housekeeper to remove.
+// their files; a sealed file all settled goes to the housekeeper to empty
+// or remove. With keep, the headers stay as they are, so that those
+// records, and all settled after them until a Settle without keep, are
+// sent by a later process if this one dies or stops meanwhile.
 func (s *Spool) Settle(n int, keep bool) {
 	if s.closed {
 		return
 	}
 	s.settled += uint64(n)
-	if keep {
-		s.frozen = true
-	}
+	s.keeping = keep
 	s.settle()
 }
 
-// settle brings the files' headers up to s.settled.
+// settle brings the files' headers up to s.settled, unless keeping.
 func (s *Spool) settle() {
-	if s.frozen {
+	if s.keeping {
 		return
 	}
 	for len(s.segs) > 0 {

@@ -212,24 +212,33 @@ func TestBound(t *testing.T) {
 	}
 }
 
-// A failure as the pipeline stops keeps that record and every later one.
-func TestKeepAtStop(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, dir, nil)
-	for i := range 100 {
-		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
-	}
-	s.Settle(40, false)
-	s.Settle(10, true)
-	s.Settle(50, false)
-	s.Close()
-	if s.Kept() != 60 {
-		t.Errorf("kept %d, want 60", s.Kept())
-	}
-	var r received
-	shipAll(t, dir, &r, true)
-	if got := r.sorted(); len(got) != 60 {
-		t.Errorf("shipped %d, want 60", len(got))
+// Records settled with keep stay on disk, with every later one, until a
+// Settle without keep lets them all go.
+func TestKeep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last bool // the last Settle's keep
+		kept uint64
+	}{{"kept to the end", true, 60}, {"let go", false, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir, nil)
+			for i := range 100 {
+				s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+			}
+			s.Settle(40, false)
+			s.Settle(10, true)
+			s.Settle(50, tc.last)
+			s.Close()
+			if s.Kept() != tc.kept {
+				t.Errorf("kept %d, want %d", s.Kept(), tc.kept)
+			}
+			var r received
+			shipAll(t, dir, &r, true)
+			if got := r.sorted(); uint64(len(got)) != tc.kept {
+				t.Errorf("shipped %d, want %d", len(got), tc.kept)
+			}
+		})
 	}
 }
 
