@@ -95,9 +95,7 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 
 // errFlushing cancels an export that was retrying when a flush came: the
 // flush sends it again at once, in the mode that does not wait for an
-// endpoint that refuses connections. An export whose first attempt is in
-// flight is left to finish: the collector may be taking it, and sending it
-// again would deliver it twice.
+// endpoint that refuses connections.
 var errFlushing = errors.New("flush requested")
 
 func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final bool) (int, error) {
@@ -106,17 +104,9 @@ func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final boo
 	}
 	nctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	retrying := make(chan struct{})
-	var once sync.Once
-	nctx = transport.WithRetryNotice(nctx, func() { once.Do(func() { close(retrying) }) })
 	go func() {
 		select {
 		case <-x.p.pipe.Urgent():
-		case <-nctx.Done():
-			return
-		}
-		select {
-		case <-retrying:
 			cancel(errFlushing)
 		case <-nctx.Done():
 		}

@@ -64,7 +64,6 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		if onRetry != nil {
 			onRetry(a.cause, a.err)
 		}
-		retryNotice(ctx)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
