@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +49,8 @@ type bridge struct {
 	mu     sync.Mutex                       // serialises additions to scopes
 	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
 
-	losses lossCounter
+	losses  lossCounter
+	flushes flushGroup
 }
 
 // scope is what the bridge knows of one zap logger name.
@@ -65,6 +67,8 @@ const maxScopes = 4096
 // NewCore returns the bridge core configured by opts.
 func NewCore(opts ...Option) *Core {
 	cfg := newConfig(opts)
+	checkPrefixes("WithLoggerName", cfg.include)
+	checkPrefixes("WithoutLoggerName", cfg.exclude)
 	b := &bridge{cfg: cfg, provider: cfg.provider}
 	if b.provider == nil {
 		b.provider = global.GetLoggerProvider()
@@ -107,12 +111,65 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 }
 
 // Check adds the core to ce when the entry passes the level and logger-name
-// filters. Nothing is converted here.
+// filters. Nothing is converted here. A DPanic, Panic or Fatal entry is
+// taken whatever the filters: zap may end the program after it, and what is
+// queued must leave first.
 func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if ent.Level >= zapcore.DPanicLevel {
+		t := &terminalWrite{core: c}
+		ce = ce.AddCore(ent, t)
+		t.ce = ce
+		return ce
+	}
 	if _, ok := c.b.check(ent); ok {
 		return ce.AddCore(ent, c)
 	}
 	return ce
+}
+
+// terminalWrite writes an entry after which zap may panic or exit, then
+// flushes the provider when it will.
+type terminalWrite struct {
+	core *Core
+	ce   *zapcore.CheckedEntry
+}
+
+func (t *terminalWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	err := t.core.Write(ent, fields)
+	t.core.b.flushTerminal(ent.Level, t.ce)
+	return err
+}
+
+func (t *terminalWrite) Enabled(l zapcore.Level) bool        { return t.core.Enabled(l) }
+func (t *terminalWrite) With(f []zapcore.Field) zapcore.Core { return t.core.With(f) }
+func (t *terminalWrite) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	return t.core.Check(e, ce)
+}
+func (t *terminalWrite) Sync() error { return t.core.Sync() }
+
+// flushTerminal flushes after a Panic or Fatal entry, and after a DPanic one
+// only when zap will panic, as it does in development: a production DPanic
+// is an error line, and must not hold the call for the flush bound.
+func (b *bridge) flushTerminal(l zapcore.Level, ce *zapcore.CheckedEntry) {
+	if l == zapcore.DPanicLevel && !zapWillPanic(ce) {
+		return
+	}
+	_ = b.flush()
+}
+
+// zapWillPanic reads zap's own decision for a DPanic entry: zap gives the
+// checked entry a hook, run after the cores' Write, only when it will panic
+// (a development logger). The hook is unexported; if this zap has none by
+// that name, the entry is flushed, as before.
+func zapWillPanic(ce *zapcore.CheckedEntry) bool {
+	if ce == nil {
+		return true
+	}
+	after := reflect.ValueOf(ce).Elem().FieldByName("after")
+	if !after.IsValid() || after.Kind() != reflect.Interface {
+		return true
+	}
+	return !after.IsNil()
 }
 
 // Write sends the entry. It never fails: what the bridge cannot send is
@@ -166,11 +223,6 @@ func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.E
 		var rec log.Record
 		fillRecord(&rec, e, ent, sev)
 		c.b.emit(ctx, l, &rec)
-	}
-	if ent.Level >= zapcore.DPanicLevel {
-		// zap panics or exits right after the cores' Write: the last line
-		// must leave the queue first.
-		_ = c.b.flush()
 	}
 }
 
@@ -315,24 +367,10 @@ func (b *bridge) flush() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.flushTimeout)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		done <- f.ForceFlush(ctx)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("zaplens: flush: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("zaplens: flush: %w", ctx.Err())
+	if err := b.flushes.do(ctx, f, b.cfg.flushTimeout); err != nil {
+		return fmt.Errorf("zaplens: flush: %w", err)
 	}
+	return nil
 }
 
 type flusher interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/log/embedded"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.uber.org/multierr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -178,6 +180,22 @@ func TestCallerAndStack(t *testing.T) {
 	}
 }
 
+// nilObject and nilArray dereference their receiver, as most marshalers
+// do: a nil pointer of them panics.
+type nilObject struct{ n int }
+
+func (o *nilObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddInt("n", o.n)
+	return nil
+}
+
+type nilArray struct{ n int }
+
+func (a *nilArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	enc.AppendInt(a.n)
+	return nil
+}
+
 type codedError struct{}
 
 func (codedError) Error() string { return "coded" }
@@ -188,6 +206,7 @@ func TestErrors(t *testing.T) {
 	logger.Error("plain", zap.Error(errors.New("boom")))
 	logger.Error("typed", zap.Error(&codedError{}))
 	logger.Error("joined", zap.Error(errors.Join(errors.New("a"), errors.New("b"))))
+	logger.Error("combined", zap.Error(multierr.Combine(errors.New("x"), errors.New("y"))))
 	logger.Error("named", zap.NamedError("cause", errors.New("c")))
 	logger.With(zap.Error(errors.New("from with"))).Error("with")
 	logger.Error("nil", zap.Error(nil))
@@ -203,11 +222,15 @@ func TestErrors(t *testing.T) {
 	check(0, keyExceptionType, "*errors.errorString")
 	check(1, keyExceptionType, "*github.com/zaplens/zaplens.codedError")
 	check(2, keyExceptionMessage, "a\nb")
-	check(2, "errorCauses", `["a","b"]`)
-	check(3, "cause", "c")
-	check(4, keyExceptionMessage, "from with")
-	if len(attrs(recs[5])) != 0 {
-		t.Errorf("zap.Error(nil) left %v", attrs(recs[5]))
+	if _, ok := attrs(recs[2])["errorCauses"]; ok {
+		t.Error("errors.Join got errorCauses, which zap does not print for it")
+	}
+	check(3, keyExceptionMessage, "x; y")
+	check(3, "errorCauses", `[{"error":"x"},{"error":"y"}]`)
+	check(4, "cause", "c")
+	check(5, keyExceptionMessage, "from with")
+	if len(attrs(recs[6])) != 0 {
+		t.Errorf("zap.Error(nil) left %v", attrs(recs[6]))
 	}
 }
 
@@ -220,6 +243,8 @@ func TestPanicSafety(t *testing.T) {
 	logger.Info("m",
 		zap.Stringer("s", panicStringer{}),
 		zap.Stringer("nilptr", nilPtr),
+		zap.Object("nilobj", (*nilObject)(nil)),
+		zap.Array("nilarr", (*nilArray)(nil)),
 		zap.Object("obj", panicMarshaler{}),
 		zap.Array("arr", panicArray{}),
 		zap.Inline(panicMarshaler{}),
@@ -233,7 +258,7 @@ func TestPanicSafety(t *testing.T) {
 			t.Errorf("%s = %q, want the panic", k, a[k].AsString())
 		}
 	}
-	if a["nilptr"].AsString() != "<nil>" || a["kept"].AsString() != "yes" {
+	if a["nilptr"].AsString() != "<nil>" || a["nilobj"].AsString() != "<nil>" || a["nilarr"].AsString() != "<nil>" || a["kept"].AsString() != "yes" {
 		t.Errorf("attributes %v", a)
 	}
 	if _, ok := a["obj"]; ok {
@@ -580,4 +605,65 @@ func TestSeverityOfCustomLevels(t *testing.T) {
 	if got := severity(zapcore.FatalLevel + 1); got != log.SeverityFatal4 {
 		t.Errorf("above Fatal: %v", got)
 	}
+}
+
+// The same, from an error handler that logs back from deep in its own
+// calls: the guard looks at the whole stack, whatever its depth.
+func TestErrorHandlerPointedBackFromDeep(t *testing.T) {
+	var out lockedBuffer
+	defer swapLossOutput(&out)()
+	failing := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(failExporter{})))
+	core := NewCore(WithLoggerProvider(failing))
+	logger := zap.New(core)
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { deepLog(200, logger, err) }))
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+
+	logger.Info("first")
+	if core.Lost() == 0 {
+		t.Errorf("the recursion was not cut")
+	}
+}
+
+//go:noinline
+func deepLog(depth int, logger *zap.Logger, err error) {
+	if depth > 0 {
+		deepLog(depth-1, logger, err)
+		return
+	}
+	logger.Error("otel", zap.Error(err))
+}
+
+// stuckFlusher's ForceFlush ignores its context and returns only when
+// released.
+type stuckFlusher struct {
+	discardProvider
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (s *stuckFlusher) ForceFlush(context.Context) error {
+	s.calls.Add(1)
+	<-s.release
+	return nil
+}
+
+// Sync against a provider that ignores its flush's context: each call
+// returns within its bound, and no more than two flushes are ever started
+// while the first is stuck, however many calls wait.
+func TestSyncAgainstStuckFlushHoldsNoGoroutines(t *testing.T) {
+	p := &stuckFlusher{release: make(chan struct{})}
+	logger := zap.New(NewCore(WithLoggerProvider(p), WithFlushTimeout(5*time.Millisecond)))
+	before := runtime.NumGoroutine()
+	for range 200 {
+		if err := logger.Sync(); err == nil {
+			t.Fatal("a stuck flush reported success")
+		}
+	}
+	if n := runtime.NumGoroutine() - before; n > 2 {
+		t.Errorf("%d goroutines left by 200 Sync calls, want at most 2", n)
+	}
+	if c := p.calls.Load(); c != 1 {
+		t.Errorf("%d flushes started while the first is stuck, want 1", c)
+	}
+	close(p.release)
 }

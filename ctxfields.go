@@ -12,6 +12,28 @@ import (
 // the field's type is zapcore.SkipType.
 const contextKey = "zaplens.context"
 
+// passedKey marks the context a tee passes on to its base, whose line
+// already has the ids: a bridge inside base, however it is wrapped (hooks,
+// a sampler, IncreaseLevel), takes the context from it but prints no ids of
+// its own, so a line never holds them twice.
+const passedKey = "zaplens.context.passed"
+
+// passedContext is the field a tee passes ctx on with.
+func passedContext(ctx context.Context) zap.Field {
+	return zap.Field{Key: passedKey, Type: zapcore.SkipType, Interface: ctx}
+}
+
+// idsPrinted reports whether an outer tee already printed the ids of the
+// entry whose fields these are.
+func idsPrinted(fields []zapcore.Field) bool {
+	for i := range fields {
+		if fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType {
+			return true
+		}
+	}
+	return false
+}
+
 // Context carries ctx to the bridge, which takes the trace and span of the
 // entry from it. Every other core skips the field, so it prints nothing;
 // a tee built by [NewTee] or [WrapCore] prints the ids instead.

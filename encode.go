@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -43,6 +44,7 @@ type attrEncoder struct {
 	top    []attribute.KeyValue // attributes that stay outside namespaces: exception.*
 	hasErr bool                 // top already holds an exception
 	err    error                // the exception's error, for log.Record.SetErr
+	depth  int                  // how deep in a value this encoder's level lies
 }
 
 // maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.
@@ -115,6 +117,11 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
+			if isNilPointer(f.Interface) {
+				// A method on a nil pointer, as zap reads a Stringer's.
+				e.addString(f.Key, "<nil>")
+				return
+			}
 			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
 		}
 	}()
@@ -179,9 +186,9 @@ func (e *attrEncoder) addError(key string, v any) {
 	e.kvs = appendErrorDetails(e.kvs, key, causes, verbose)
 }
 
-func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, verbose string) []attribute.KeyValue {
+func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []error, verbose string) []attribute.KeyValue {
 	if len(causes) > 0 {
-		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: attribute.StringSliceValue(validStrings(causes))})
+		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: causesValue(causes)})
 	}
 	if verbose != "" {
 		kvs = append(kvs, stringAttr(key+"Verbose", verbose))
@@ -189,10 +196,33 @@ func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []string, v
 	return kvs
 }
 
+// causesValue is a multi-error's causes as zap prints them: a slice of
+// objects, each {"error": message}, with its own causes and verbose form.
+func causesValue(causes []error) attribute.Value {
+	vals := make([]attribute.Value, 0, len(causes))
+	for _, err := range causes {
+		if err == nil {
+			continue
+		}
+		msg, inner, verbose, perr := describeError(err)
+		var kvs []attribute.KeyValue
+		if perr != nil {
+			kvs = append(kvs, stringAttr(errorKey+"Error", perr.Error()))
+		} else {
+			kvs = append(kvs, stringAttr(errorKey, msg))
+			kvs = appendErrorDetails(kvs, errorKey, inner, verbose)
+		}
+		vals = append(vals, attribute.MapValue(kvs...))
+	}
+	return attribute.SliceValue(vals...)
+}
+
 // describeError reads err as zap's encoder does, guarding against a panic
 // in Error or Format: a nil pointer reads "<nil>", any other panic is
-// returned.
-func describeError(err error) (msg string, causes []string, verbose string, perr error) {
+// returned. Causes are those of a multi-error with an Errors method
+// (go.uber.org/multierr), as zap reads them; errors.Join's are already in
+// its message, and zap prints none.
+func describeError(err error) (msg string, causes []error, verbose string, perr error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if isNilPointer(err) {
@@ -204,30 +234,14 @@ func describeError(err error) (msg string, causes []string, verbose string, perr
 	}()
 	msg = err.Error()
 	switch e := err.(type) {
-	case interface{ Errors() []error }: // go.uber.org/multierr, as zap reads it
-		causes = errorMessages(e.Errors())
-	case interface{ Unwrap() []error }: // errors.Join
-		causes = errorMessages(e.Unwrap())
+	case interface{ Errors() []error }:
+		causes = e.Errors()
 	case fmt.Formatter:
 		if v := fmt.Sprintf("%+v", e); v != msg {
 			verbose = v
 		}
 	}
 	return msg, causes, verbose, nil
-}
-
-func errorMessages(errs []error) []string {
-	msgs := make([]string, 0, len(errs))
-	for _, err := range errs {
-		if err != nil {
-			msg, _, _, perr := describeError(err)
-			if perr != nil {
-				msg = perr.Error()
-			}
-			msgs = append(msgs, msg)
-		}
-	}
-	return msgs
 }
 
 // errorType names err's type fully, as semantic conventions ask of
@@ -272,7 +286,11 @@ func isNilPointer(v any) bool {
 
 // AddArray adds an array marshaler's elements as a slice.
 func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
-	var a arrayEncoder
+	level := e.depth + len(e.frames)
+	if level >= maxValueDepth {
+		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddArray(key, m) })
+	}
+	a := arrayEncoder{depth: level + 1}
 	err := m.MarshalLogArray(&a)
 	e.add(key, attribute.SliceValue(a.vals...))
 	return err
@@ -281,6 +299,9 @@ func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
 // AddObject adds an object marshaler's fields as a map, namespaces it opens
 // included.
 func (e *attrEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
+	if e.depth+len(e.frames) >= maxValueDepth {
+		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddObject(key, m) })
+	}
 	depth := len(e.frames)
 	e.OpenNamespace(key)
 	err := m.MarshalLogObject(e)
@@ -331,21 +352,60 @@ func (e *attrEncoder) OpenNamespace(key string) {
 
 // arrayEncoder collects an array marshaler's elements.
 type arrayEncoder struct {
-	vals []attribute.Value
+	vals  []attribute.Value
+	depth int // how deep in a value the elements lie
 }
 
 func (a *arrayEncoder) AppendArray(m zapcore.ArrayMarshaler) error {
-	var inner arrayEncoder
+	if a.depth >= maxValueDepth {
+		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddArray("v", m) })
+	}
+	inner := arrayEncoder{depth: a.depth + 1}
 	err := m.MarshalLogArray(&inner)
 	a.vals = append(a.vals, attribute.SliceValue(inner.vals...))
 	return err
 }
 
 func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
-	var inner attrEncoder
+	if a.depth >= maxValueDepth {
+		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddObject("v", m) })
+	}
+	inner := attrEncoder{depth: a.depth + 1}
 	err := m.MarshalLogObject(&inner)
 	a.vals = append(a.vals, attribute.MapValue(inner.result()...))
 	return err
+}
+
+// Past maxValueDepth, what is left of an object or array is kept as its
+// JSON text, as a Reflect value is: nothing is lost, and no backend or SDK
+// depth limit cuts it silently (the SDK's empties a value past 64 levels).
+
+// addJSON adds, under key, the JSON text of what add writes under key.
+func (e *attrEncoder) addJSON(key string, add func(zapcore.ObjectEncoder) error) error {
+	s, err := jsonText(add)
+	e.addString(key, s)
+	return err
+}
+
+func (a *arrayEncoder) appendJSON(add func(zapcore.ObjectEncoder) error) error {
+	s, err := jsonText(add)
+	a.vals = append(a.vals, stringValue(s))
+	return err
+}
+
+// jsonText runs add on a map encoder and returns the JSON of the one value
+// it added.
+func jsonText(add func(zapcore.ObjectEncoder) error) (string, error) {
+	enc := zapcore.NewMapObjectEncoder()
+	err := add(enc)
+	for _, v := range enc.Fields {
+		b, jerr := json.Marshal(v)
+		if jerr != nil {
+			return "", jerr
+		}
+		return string(b), err
+	}
+	return "", err
 }
 
 func (a *arrayEncoder) AppendReflected(v any) error {

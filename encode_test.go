@@ -1,8 +1,10 @@
 package zaplens
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,5 +184,54 @@ func TestArrayOfEveryType(t *testing.T) {
 	e2.addFields([]zap.Field{zap.Int32("i32", -32), zap.Int16("i16", -16), zap.Int8("i8", -8), zap.Uint("u", 1)})
 	if got := attribute.MapValue(e2.result()...).Emit(); got != `{"i16":-16,"i32":-32,"i8":-8,"u":1}` {
 		t.Errorf("small ints: %s", got)
+	}
+}
+
+// nested is an object marshaler n levels deep, with an array every other
+// level.
+type nested int
+
+func (n nested) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddInt("n", int(n))
+	if n == 0 {
+		return nil
+	}
+	if n%2 == 0 {
+		return enc.AddArray("a", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+			return a.AppendObject(n - 1)
+		}))
+	}
+	return enc.AddObject("o", n-1)
+}
+
+// Objects and arrays from marshalers keep their structure to
+// maxValueDepth, then the rest as its JSON text: nothing is cut silently.
+func TestDeepMarshalersKeptAsJSON(t *testing.T) {
+	e := getEncoder()
+	defer putEncoder(e)
+	e.addField(zap.Object("deep", nested(101)))
+	v := e.result()[0].Value
+	depth := 0
+	for v.Type() == attribute.MAP || v.Type() == attribute.SLICE {
+		depth++
+		if v.Type() == attribute.SLICE {
+			v = v.AsSlice()[0]
+			continue
+		}
+		for _, kv := range v.AsMap() {
+			if kv.Key != "n" {
+				v = kv.Value
+			}
+		}
+	}
+	if depth != maxValueDepth || v.Type() != attribute.STRING {
+		t.Fatalf("kept %d levels then %s, want %d then JSON", depth, v.Type(), maxValueDepth)
+	}
+	var rest any
+	if err := json.Unmarshal([]byte(v.AsString()), &rest); err != nil {
+		t.Fatalf("the rest is not JSON: %v", err)
+	}
+	if s := v.AsString(); !strings.Contains(s, `"n":0`) {
+		t.Errorf("the rest lost the deepest level: %.200s", s)
 	}
 }

@@ -5,11 +5,15 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zaplens/zaplens/internal/transport"
@@ -46,7 +50,7 @@ func (c *providerConfig) resolveEnv() error {
 	if c.exportFunc == nil && c.exporterName.value == "otlp" {
 		otlp = c.resolveOTLP()
 	}
-	return errors.Join(otlp, c.resolveBatch(), c.resolveLimits())
+	return errors.Join(otlp, c.resolveBatch(), c.resolveLimits(), checkResourceEnv())
 }
 
 // off tells whether the provider is a no-op by configuration.
@@ -61,16 +65,19 @@ func (c *providerConfig) resolveSwitches() error {
 		errs = append(errs, err)
 		c.disabled.put(v)
 	}
+	from := "WithExporterName"
 	if !c.exporterName.set {
 		v, _ := lookupEnv("OTEL_LOGS_EXPORTER")
-		c.exporterName.put(strings.ToLower(strings.TrimSpace(v)))
+		c.exporterName.put(v)
+		from = "OTEL_LOGS_EXPORTER"
 	}
+	c.exporterName.value = strings.ToLower(strings.TrimSpace(c.exporterName.value))
 	switch c.exporterName.value {
 	case "", "otlp":
 		c.exporterName.value = "otlp"
 	case "console", "none":
 	default:
-		errs = append(errs, fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value))
+		errs = append(errs, fmt.Errorf("%s=%q: want otlp, console or none (one only)", from, c.exporterName.value))
 	}
 	return errors.Join(errs...)
 }
@@ -111,29 +118,50 @@ func (c *providerConfig) resolveOTLP() error {
 	}
 	if !c.headers.set {
 		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
-		h, err := parseHeaders(k, v)
+		h, err := parseHeaders(k, v, c.protocol.value)
 		errs = append(errs, err)
 		c.headers.put(h)
+		c.headersFrom = k
 	} else {
-		errs = append(errs, checkHeaders("WithHeaders", c.headers.value))
+		h, err := checkHeaders("WithHeaders", c.headers.value, c.protocol.value)
+		errs = append(errs, err)
+		c.headers.value = h
+		c.headersFrom = "WithHeaders"
 	}
 	if !c.tlsConfig.set {
 		cfg, err := envTLS()
 		errs = append(errs, err)
 		c.tlsConfig.put(cfg)
 	}
+	from := "WithCompression"
 	if !c.compression.set {
-		v, _ := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
 		c.compression.put(v)
+		from = k
 	}
 	switch c.compression.value {
 	case "", "none", "gzip":
 	default:
-		errs = append(errs, fmt.Errorf("compression %q: want gzip or none", c.compression.value))
+		errs = append(errs, fmt.Errorf("%s=%q: want gzip or none", from, c.compression.value))
 	}
 	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
 		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
 	return errors.Join(errs...)
+}
+
+// checkPlaintextHeaders keeps headers, which usually hold a token, off a
+// plaintext connection nobody asked for: anyone on the machine may listen
+// on localhost:4317. Over a plaintext endpoint the user set, they go, with
+// a warning.
+func (c *providerConfig) checkPlaintextHeaders(t target) error {
+	if len(c.headers.value) == 0 || t.tls {
+		return nil
+	}
+	if c.endpointFrom == "the default endpoint" {
+		return fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headersFrom)
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headersFrom, c.endpointFrom))
+	return nil
 }
 
 // resolveProtocol reads OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL: grpc or
@@ -173,7 +201,13 @@ func (c *providerConfig) target() (target, error) {
 		return t, fmt.Errorf("%s: %w", c.endpointFrom, err)
 	}
 	if c.insecure.set && c.insecure.value {
+		if t.tls && c.endpointFrom != "WithEndpoint" {
+			c.warnings = append(c.warnings, fmt.Sprintf("WithInsecure turns TLS off for the endpoint of %s, which asks for it", c.endpointFrom))
+		}
 		t.tls = false
+	}
+	if err := c.checkPlaintextHeaders(t); err != nil {
+		return t, err
 	}
 	scheme := "https://"
 	if !t.tls {
@@ -229,9 +263,9 @@ func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (t ta
 	default:
 		return target{}, "", fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
 	}
-	host, port := u.Hostname(), u.Port()
-	if host == "" {
-		return target{}, "", fmt.Errorf("endpoint %s: no host", redactEndpoint(raw))
+	host, port, err := splitHostPort(u.Host)
+	if err != nil {
+		return target{}, "", fmt.Errorf("endpoint %s: %w", redactEndpoint(raw), err)
 	}
 	if port == "" {
 		port = "4317"
@@ -246,6 +280,37 @@ func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (t ta
 		return target{}, "", fmt.Errorf("endpoint %s: a query or fragment is not allowed", redactEndpoint(raw))
 	}
 	return target{protocol: protocol, endpoint: net.JoinHostPort(host, port), tls: useTLS}, u.EscapedPath(), nil
+}
+
+// splitHostPort is strict where url.Parse is lenient: an endpoint is used
+// as written or refused, never rebuilt into something the transport would
+// read differently ("collector:4317:" is not "collector:4317"). A host is a
+// name of letters, digits, '-', '_' and '.', an IPv4 address, or an IPv6
+// address in brackets, with a zone if it has one; the port is optional.
+func splitHostPort(hostport string) (host, port string, err error) {
+	host = hostport
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
+		host, port = hostport[:i], hostport[i+1:]
+		if port == "" {
+			return "", "", errors.New("empty port")
+		}
+	}
+	if host == "" {
+		return "", "", errors.New("no host")
+	}
+	if strings.HasPrefix(host, "[") {
+		ip, ok := strings.CutSuffix(host[1:], "]")
+		if a, err := netip.ParseAddr(ip); !ok || err != nil || !a.Is6() {
+			return "", "", errors.New("not an IPv6 address in brackets")
+		}
+		return ip, port, nil
+	}
+	for _, r := range host {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "", "", errors.New("not a host name or address (an IPv6 address needs brackets)")
+		}
+	}
+	return host, port, nil
 }
 
 // redactEndpoint keeps the scheme, host and port of an endpoint for a
@@ -270,7 +335,7 @@ func redactEndpoint(raw string) string {
 // parseHeaders reads key=value pairs separated by commas, values
 // percent-encoded, as the OTLP exporter spec says. Errors give the position
 // of a bad pair, never its text, which may be a token.
-func parseHeaders(key, s string) (map[string]string, error) {
+func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 	h := map[string]string{}
 	if strings.TrimSpace(s) == "" {
 		return h, nil
@@ -278,48 +343,78 @@ func parseHeaders(key, s string) (map[string]string, error) {
 	for i, pair := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(pair, "=")
 		k = strings.ToLower(strings.TrimSpace(k))
-		if !ok || !validHeaderKey(k) {
-			return nil, fmt.Errorf("%s: pair %d is not key=value with a valid key (value not shown)", key, i+1)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", key, i+1)
 		}
 		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", key, i+1, k)
+			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", key, i+1, printable(k))
 		}
 		h[k] = val
 	}
-	return h, checkHeaders(key, h)
+	return checkHeaders(key, h, protocol)
 }
 
-// checkHeaders refuses what gRPC would refuse on every export, so that a
-// bad header is a clear error at start rather than a failed export each
-// time: keys must be HTTP tokens, values printable ASCII. Errors name the
-// key, never the value.
-func checkHeaders(from string, h map[string]string) error {
+// checkHeaders refuses at start what the transport would refuse on every
+// export, by its own rules: gRPC metadata keys are lowercase letters,
+// digits, '-', '_' and '.', and not grpc-; HTTP keys are tokens. Keys are
+// one header whatever their case; values must be printable ASCII. It
+// returns the headers with lowercase keys. Errors name the key, never the
+// value.
+func checkHeaders(from string, h map[string]string, protocol string) (map[string]string, error) {
+	out := make(map[string]string, len(h))
 	for k, v := range h {
-		if !validHeaderKey(strings.ToLower(k)) {
-			return fmt.Errorf("%s: header key %q is not a valid HTTP token", from, k)
+		lk := strings.ToLower(k)
+		if _, dup := out[lk]; dup {
+			return nil, fmt.Errorf("%s: header %s is given twice, in different cases", from, printable(lk))
+		}
+		if !validHeaderKey(lk, protocol) {
+			return nil, fmt.Errorf("%s: header key %s is not valid for %s%s", from, printable(k), protocol, headerKeyRule(protocol))
 		}
 		for i := 0; i < len(v); i++ {
 			if v[i] < 0x20 || v[i] > 0x7e {
-				return fmt.Errorf("%s: header %s: the value has a character that is not printable ASCII (value not shown)", from, k)
+				return nil, fmt.Errorf("%s: header %s: the value has a character that is not printable ASCII (value not shown)", from, printable(lk))
 			}
 		}
+		out[lk] = v
 	}
-	return nil
+	return out, nil
 }
 
-// validHeaderKey is the HTTP token rule, which gRPC metadata keys follow.
-func validHeaderKey(k string) bool {
+func headerKeyRule(protocol string) string {
+	if protocol == string(transport.GRPC) {
+		return " (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)"
+	}
+	return " (an HTTP token)"
+}
+
+// validHeaderKey is gRPC's rule for metadata keys, or the HTTP token rule.
+func validHeaderKey(k, protocol string) bool {
 	if k == "" {
 		return false
 	}
+	if protocol == string(transport.GRPC) {
+		if strings.HasPrefix(k, "grpc-") {
+			return false
+		}
+		for _, r := range k {
+			if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z') {
+				return false
+			}
+		}
+		return true
+	}
 	for _, r := range k {
-		if r > 127 || !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || strings.ContainsRune("!#$%&'*+^`|~", r)) {
+		if r > 127 || !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || strings.ContainsRune("!#$%&'*+-.^_`|~", r)) {
 			return false
 		}
 	}
 	return true
 }
+
+// printable quotes a key for a message, escaped, so that a key cannot
+// forge a line; keys are not secrets.
+func printable(k string) string { return strconv.Quote(k) }
 
 // envTLS builds the TLS configuration from the certificate variables: the
 // CA bundle to trust, and the client certificate and key, which must come
@@ -338,7 +433,7 @@ func envTLS() (*tls.Config, error) {
 	key, kk := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY")
 	switch {
 	case cert != "" && key != "":
-		pair, err := tls.LoadX509KeyPair(cert, key)
+		pair, err := loadKeyPair(cert, key)
 		if err != nil {
 			return nil, fmt.Errorf("%s and %s: %w", kc, kk, err)
 		}
@@ -353,7 +448,7 @@ func envTLS() (*tls.Config, error) {
 }
 
 func loadCertPool(path string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(path)
+	pem, err := readPEMFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +457,48 @@ func loadCertPool(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
 	}
 	return pool, nil
+}
+
+func loadKeyPair(certPath, keyPath string) (tls.Certificate, error) {
+	cert, err := readPEMFile(certPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := readPEMFile(keyPath)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(cert, key)
+}
+
+// maxPEMFile bounds a certificate or key file: far more than any bundle.
+const maxPEMFile = 1 << 20
+
+// readPEMFile reads a certificate or key file once, and only a regular file
+// of at most maxPEMFile bytes: a FIFO would block the program's start, and
+// /dev/zero would read until memory ran out.
+func readPEMFile(path string) ([]byte, error) {
+	// Non-blocking, so that opening a FIFO returns at once, to be refused.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size() > maxPEMFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxPEMFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
+	if err == nil && len(b) > maxPEMFile {
+		err = fmt.Errorf("%s: larger than %d bytes", path, maxPEMFile)
+	}
+	return b, err
 }
 
 // minRequestBytes keeps a request bound large enough for a record with a
@@ -394,6 +531,28 @@ func (c *providerConfig) queueRecords() int {
 		return c.queueSize.value
 	}
 	return 0
+}
+
+// checkResourceEnv refuses an OTEL_RESOURCE_ATTRIBUTES the SDK would take
+// half-read: a pair without "=" or with a bad percent escape, which it
+// would send undecoded and print a fragment of. Messages name the pair's
+// position and key, never a value, which may be a secret. Invalid UTF-8 is
+// not refused: the encoder repairs it to U+FFFD, as it does in records.
+func checkResourceEnv() error {
+	s := os.Getenv("OTEL_RESOURCE_ATTRIBUTES")
+	if s == "" {
+		return nil
+	}
+	for i, pair := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: pair %d is not key=value (value not shown)", i+1)
+		}
+		if _, err := url.PathUnescape(strings.TrimSpace(v)); err != nil {
+			return fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: pair %d (%s): bad percent-encoding (value not shown)", i+1, printable(strings.TrimSpace(k)))
+		}
+	}
+	return nil
 }
 
 func (c *providerConfig) resolveLimits() error {
@@ -438,6 +597,10 @@ func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys
 		ms.value = 1 // a sub-millisecond option is still a positive one
 	}
 	err := resolveInt(&ms, -1, least, keys...)
+	if err == nil && ms.set && !s.set && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
+		v, k := lookupEnv(keys...)
+		err = fmt.Errorf("%s=%s: more milliseconds than a duration holds", k, v)
+	}
 	switch {
 	case err != nil:
 	case s.set:

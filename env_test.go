@@ -82,12 +82,12 @@ func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
 }
 
 func TestParseHeaders(t *testing.T) {
-	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ")
+	h, err := parseHeaders("K", "Authorization=Bearer%20abc==, x-team = ml ", "grpc")
 	if err != nil || h["authorization"] != "Bearer abc==" || h["x-team"] != "ml" {
 		t.Errorf("got %v, %v", h, err)
 	}
 	for _, bad := range []string{"Authorization: Bearer s3cret", "a=b,s3cret", "k=%zzs3cret", "bad key=s3cret"} {
-		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad)
+		_, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", bad, "grpc")
 		if err == nil {
 			t.Errorf("%q: no error", bad)
 		} else if strings.Contains(err.Error(), "s3cret") {
@@ -112,7 +112,9 @@ func TestBadConfigGivesErrorAndNoop(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_CERTIFICATE", filepath.Join(dir, "missing.pem"), "OTEL_EXPORTER_OTLP_CERTIFICATE"},
 		{"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", notPEM, "no PEM certificate"},
 		{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", notPEM, "must be set together"},
-		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", "compression"},
+		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", `OTEL_EXPORTER_OTLP_COMPRESSION="zstd": want gzip or none`},
+		{"OTEL_BLRP_SCHEDULE_DELAY", "9223372036854775", "more milliseconds than a duration holds"},
+		{"OTEL_EXPORTER_OTLP_TIMEOUT", "99999999999999", "more milliseconds than a duration holds"},
 		{"OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT"},
 		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "not supported; use grpc or http/protobuf"},
 		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "thrift", "want grpc or http/protobuf"},
@@ -127,7 +129,7 @@ func TestBadConfigGivesErrorAndNoop(t *testing.T) {
 		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
 		{"OTEL_LOGS_EXPORTER", "otlp,console", "OTEL_LOGS_EXPORTER"},
 		{"OTEL_SDK_DISABLED", "1", "OTEL_SDK_DISABLED"},
-		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES is malformed"},
+		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES: pair 2 is not key=value"},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			cleanEnv(t)
@@ -303,7 +305,7 @@ func FuzzParseHeaders(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, err := parseHeaders("K", s)
+		_, err := parseHeaders("K", s, "grpc")
 		if err == nil {
 			return
 		}

@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -84,7 +83,7 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 		Gzip:      c.compression.value == "gzip",
 		Timeout:   c.otlpTimeout.value,
 		UserAgent: "zaplens/" + Version,
-		OnRetry:   x.warn,
+		OnRetry:   x.warnRetry,
 	})
 	if err != nil {
 		return exporter{}, err
@@ -93,29 +92,14 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	return exporter{export: x.export, close: client.Close}, nil
 }
 
-// errFlushing cancels an export that was retrying when a flush came: the
-// flush sends it again at once, in the mode that does not wait for an
-// endpoint that refuses connections.
-var errFlushing = errors.New("flush requested")
-
 func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final bool) (int, error) {
 	if final {
 		return x.send(ctx, body, n, transport.Final)
 	}
-	nctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	go func() {
-		select {
-		case <-x.p.pipe.Urgent():
-			cancel(errFlushing)
-		case <-nctx.Done():
-		}
-	}()
-	rejected, err := x.send(nctx, body, n, transport.Normal)
-	if err != nil && errors.Is(context.Cause(nctx), errFlushing) && ctx.Err() == nil {
-		return x.send(ctx, body, n, transport.Final)
-	}
-	return rejected, err
+	// A flush that comes while this export waits to retry makes it try
+	// again at once, as the flush would; an attempt in flight is left to
+	// finish, since the collector may already hold its records.
+	return x.send(transport.WithUrgent(ctx, x.p.pipe.Urgent()), body, n, transport.Normal)
 }
 
 func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transport.Mode) (int, error) {
@@ -126,8 +110,14 @@ func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transp
 	return int(res.Rejected), res.Err
 }
 
-// warn tells the first failure of each cause at once, from the first
-// attempt on, with what to do about it.
+// warn tells the first failure of each cause at once, with what to do
+// about it.
 func (x *otlpExporter) warn(cause transport.Cause, err error) {
 	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.Hint(x.endpoint)))
+}
+
+// warnRetry tells the first failed attempt of each cause at once, before
+// its retries have run out, as a retry rather than a loss.
+func (x *otlpExporter) warnRetry(cause transport.Cause, err error) {
+	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.RetryHint(x.endpoint)))
 }

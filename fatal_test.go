@@ -11,6 +11,7 @@ import (
 
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // fileExporter appends each record's body to a file: what a child process
@@ -78,4 +79,69 @@ func TestPanicIsFlushed(t *testing.T) {
 	if len(rs) != 1 || !strings.Contains(rs[0].Body().AsString(), "panicking") {
 		t.Errorf("exported %d records before the panic reached the caller, want 1", len(rs))
 	}
+}
+
+const filteredFatalChildEnv = "ZAPLENS_FILTERED_FATAL_CHILD"
+
+// A Fatal from a logger the bridge filters out still flushes what other
+// loggers queued before zap exits.
+func TestFatalFromFilteredLoggerFlushes(t *testing.T) {
+	if path := os.Getenv(filteredFatalChildEnv); path != "" {
+		lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(
+			sdklog.NewBatchProcessor(fileExporter{path}, sdklog.WithExportInterval(time.Hour))))
+		logger := zap.NewNop().WithOptions(WrapCore(WithLoggerProvider(lp), WithLoggerName("train")))
+		logger.Named("train").Info("queued")
+		logger.Named("main").Fatal("bye")
+		return
+	}
+	out := filepath.Join(t.TempDir(), "exported")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFatalFromFilteredLoggerFlushes$")
+	cmd.Env = append(os.Environ(), filteredFatalChildEnv+"="+out)
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("child ended with %v, want exit status 1", err)
+	}
+	if got, _ := os.ReadFile(out); string(got) != "queued\n" {
+		t.Errorf("child exported %q, want the queued line", got)
+	}
+}
+
+// A production DPanic is an error line: it does not wait for a flush, which
+// a collector that never answers would make last the flush bound. In
+// development zap panics after it, so it flushes first.
+func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
+	cleanEnv(t)
+	exp := &memExporter{block: make(chan struct{})}
+	defer close(exp.block)
+	p := newTestProvider(t, withExporter(exp), WithScheduleDelay(time.Hour))
+	for _, build := range []func(zapcore.Core) *zap.Logger{
+		func(c zapcore.Core) *zap.Logger { return zap.New(NewTee(c, WithLoggerProvider(p))) },
+		func(c zapcore.Core) *zap.Logger { return zap.New(zapcore.NewTee(c, NewCore(WithLoggerProvider(p)))) },
+	} {
+		logger := build(zapcore.NewNopCore())
+		start := time.Now()
+		logger.DPanic("production dpanic")
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a production DPanic took %v", d)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = p.Shutdown(ctx)
+
+	exp2 := &memExporter{}
+	p2 := newTestProvider(t, withExporter(exp2), WithScheduleDelay(time.Hour))
+	for i, logger := range []*zap.Logger{
+		zap.New(NewTee(zapcore.NewNopCore(), WithLoggerProvider(p2)), zap.Development()),
+		zap.New(NewCore(WithLoggerProvider(p2)), zap.Development()),
+	} {
+		func() {
+			defer func() { _ = recover() }()
+			logger.DPanic("development dpanic")
+		}()
+		if n := exp2.len(); n != i+1 {
+			t.Errorf("logger %d: %d records exported before the panic reached the caller, want %d", i, n, i+1)
+		}
+	}
+	_ = p2.Shutdown(context.Background())
 }

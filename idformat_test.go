@@ -242,7 +242,9 @@ func TestIDFormatLastOptionWins(t *testing.T) {
 	}
 }
 
-// A logger wrapped twice prints the inner tee's format only.
+// A logger wrapped twice prints the outer tee's format only: the outer one
+// is the first to see the entry, and an inner one cannot know of it through
+// wrappers between.
 func TestIDFormatWrappedTwice(t *testing.T) {
 	base := newJSONBase(zapcore.InfoLevel)
 	ctx, sc := spanContext(t)
@@ -250,7 +252,7 @@ func TestIDFormatWrappedTwice(t *testing.T) {
 		WithOptions(WrapCore(WithIDFormat(DatadogIDs()))).
 		WithOptions(WrapCore(WithIDFormat(ECSIDs())))
 	logger.Info("m", Context(ctx))
-	checkLine(t, base.lines(t)[0], "m", wantIDs("datadog", sc))
+	checkLine(t, base.lines(t)[0], "m", wantIDs("ecs", sc))
 }
 
 type panickingFormat struct{}

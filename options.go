@@ -73,6 +73,11 @@ func WithLevel(l zapcore.LevelEnabler) Option {
 // children: "megatron.training" bridges "megatron.training" and
 // "megatron.training.loop", not "megatron.trainingx" nor "megatron". Repeated
 // calls add prefixes. Without it, every logger is bridged.
+//
+// With it, the unnamed root logger is bridged only if "" is among the
+// prefixes: WithLoggerName("", "http") bridges the root logger and http.*.
+// A prefix that can match no name (a trailing dot, an empty segment, a
+// wildcard) is told on stderr once, when the core is built.
 func WithLoggerName(prefixes ...string) Option {
 	return optionFunc(func(c *config) { c.include = append(c.include, prefixes...) })
 }

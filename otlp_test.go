@@ -130,7 +130,7 @@ func TestOTLPBearerHeader(t *testing.T) {
 			t.Errorf("a message shows the token: %s", msg)
 		}
 	}
-	if !strings.Contains(buf.String(), "100 failed export") {
+	if !strings.Contains(buf.String(), "100 failed to export") {
 		t.Errorf("loss report %q", buf.String())
 	}
 }

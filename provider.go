@@ -264,9 +264,10 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	if cerr := p.close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}
-	p.reporter.close(ctx)
-	if s := p.Stats(); s.Lost()+s.Queued > 0 {
-		return &DeliveryError{Stats: s, Err: p.pipe.LastError()}
+	s := p.Stats()
+	p.reporter.close(ctx, s)
+	if s.Lost()+s.Queued > 0 {
+		return &DeliveryError{Stats: s, Err: p.pipe.LastError(), ErrAt: p.pipe.LastErrorAt()}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("zaplens: shutdown: %w", err)
@@ -287,22 +288,13 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // out. errors.As finds it in Shutdown's error.
 type DeliveryError struct {
 	Stats Stats
-	Err   error // the latest export error, if any
+	Err   error     // the latest export error, if any
+	ErrAt time.Time // when Err happened
 }
 
-// Error says how many records were not delivered, and why.
-func (e *DeliveryError) Error() string {
-	s := e.Stats
-	msg := fmt.Sprintf("zaplens: %d of %d log records not delivered (%d dropped, %d failed, %d unsent at shutdown)",
-		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued)
-	if s.Kept > 0 {
-		msg += fmt.Sprintf("; %d kept in the spool for the next start", s.Kept)
-	}
-	if e.Err != nil {
-		msg += "; last export error: " + e.Err.Error()
-	}
-	return msg
-}
+// Error says how many records were not delivered, and why, in the words
+// and numbers of the final loss report.
+func (e *DeliveryError) Error() string { return undelivered(e.Stats, e.Err, e.ErrAt) }
 
 // Unwrap returns the latest export error, if any.
 func (e *DeliveryError) Unwrap() error { return e.Err }

@@ -78,6 +78,7 @@ type providerConfig struct {
 	endpointFrom  string // the variable or option that set it, for messages
 	insecure      setting[bool]
 	headers       setting[map[string]string]
+	headersFrom   string // the variable or option that set them, for messages
 	tlsConfig     setting[*tls.Config]
 	compression   setting[string]
 	otlpTimeout   setting[time.Duration]

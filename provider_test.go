@@ -228,11 +228,12 @@ func TestShutdownKeepsDeadlineAndReportsUnsent(t *testing.T) {
 	if !errors.As(err, &de) || de.Stats.Queued+de.Stats.Failed != 1000 {
 		t.Fatalf("Shutdown error %v, want 1000 undelivered", err)
 	}
-	if !strings.Contains(err.Error(), "1000 of 1000 log records not delivered") {
+	if !strings.Contains(err.Error(), "1000 of 1000 log records were not delivered") || !strings.Contains(err.Error(), "1000 still queued at shutdown") {
 		t.Errorf("message %q", err)
 	}
-	if !strings.Contains(buf.String(), "at shutdown, 1000 log records were not delivered") {
-		t.Errorf("final report %q", buf.String())
+	// One story: the last line of the report is the error, word for word.
+	if lines := strings.Split(strings.TrimSpace(buf.String()), "\n"); lines[len(lines)-1] != err.Error() {
+		t.Errorf("final report %q, error %q", lines[len(lines)-1], err)
 	}
 	// After Shutdown loggers are disabled, so the bridge emits nothing more.
 	if late.Enabled(context.Background(), log.EnabledParameters{}) {

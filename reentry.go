@@ -74,17 +74,23 @@ func (b *bridge) emit(ctx context.Context, l log.Logger, rec *log.Record) {
 	l.Emit(ctx, *rec)
 }
 
-// maxReentryFrames is how far up the stack reentered looks: past the
-// SDK's and a logging library's frames between two emits, with room to
-// spare.
-const maxReentryFrames = 64
-
 // reentered reports whether this goroutine's stack holds emit twice, the
-// current one included.
+// current one included. It reads the whole stack, however deep: an error
+// handler may log back from any depth, and a bound on frames would let a
+// deep one recurse until the stack overflows. It runs only past
+// checkEmitDepth emits in flight, so its cost is no concern.
 func reentered() bool {
-	var pcs [maxReentryFrames]uintptr
+	pcs := make([]uintptr, 256)
+	for {
+		n := runtime.Callers(1, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
 	seen := 0
-	for _, pc := range pcs[:runtime.Callers(1, pcs[:])] {
+	for _, pc := range pcs {
 		if emitCode.holds(pc) {
 			if seen++; seen == 2 {
 				return true

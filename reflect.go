@@ -14,6 +14,9 @@ import (
 // pathological value cannot make a pathological attribute.
 const maxReflectDepth = 32
 
+// maxValueDepth is the same bound for objects and arrays from marshalers.
+const maxValueDepth = 32
+
 // reflectedValue converts v through encoding/json, the way zap's JSON
 // encoder prints it: MarshalJSON, struct tags and omitempty are honoured, and
 // a cyclic value fails with json's own error, which becomes "<key>Error".

@@ -16,37 +16,58 @@ type Loss struct {
 	Failed   uint64        // failed in the interval
 	Totals   Stats         // counts since the provider started
 	Err      error         // the latest export error, if any; never holds header values
+	ErrAt    time.Time     // when Err happened
 	Final    bool          // the report made at Shutdown, with lifetime totals
 }
 
-// String is the report's one line, as written to stderr by default.
+// String is the report's one line, as written to stderr by default. The
+// final one says what DeliveryError says, in the same words and numbers.
 func (l Loss) String() string {
-	what := fmt.Sprintf("zaplens: %d log records lost in the last %s (%d dropped, queue full; %d failed export)",
-		l.Dropped+l.Failed, l.Interval.Round(time.Millisecond), l.Dropped, l.Failed)
 	if l.Final {
-		what = fmt.Sprintf("zaplens: at shutdown, %d log records were not delivered", l.Totals.Lost()+l.Totals.Queued)
+		return undelivered(l.Totals, l.Err, l.ErrAt)
 	}
-	line := what + "; totals: " + l.Totals.String()
-	if l.Err != nil {
-		line += "; last export error: " + l.Err.Error()
+	return fmt.Sprintf("zaplens: %d log records lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
+		l.Dropped+l.Failed, l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
+}
+
+// undelivered is the one sentence of both the final report and a
+// DeliveryError: how many records were not delivered over the provider's
+// life, why, and the latest export error with its age, so that an old one
+// is not read as the cause of the last loss.
+func undelivered(s Stats, err error, at time.Time) string {
+	kept := ""
+	if s.Kept > 0 {
+		kept = fmt.Sprintf("; %d of them kept in the spool for the next start", s.Kept)
 	}
-	return line
+	return fmt.Sprintf("zaplens: %d of %d log records were not delivered over the provider's life (%d dropped because the queue was full, %d failed to export, %d still queued at shutdown)%s%s",
+		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued, kept, lastError(err, at))
+}
+
+func lastError(err error, at time.Time) string {
+	switch {
+	case err == nil:
+		return ""
+	case at.IsZero():
+		return "; last export error: " + err.Error()
+	}
+	return fmt.Sprintf("; last export error, %s ago: %s", time.Since(at).Round(time.Second), err)
 }
 
 // reporter tells losses once per interval, from its own goroutine and
 // straight to a writer or callback: it must not go through the pipeline
 // whose losses it reports, and must never speak once per record.
 type reporter struct {
-	p        *LoggerProvider
-	interval time.Duration
-	report   func(Loss)
-	write    func(string) // a line to the loss writer; nil when reports are off
-	warned   sync.Map     // transport.Cause -> struct{}: each warned once
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	last     Stats // touched by the reporter goroutine, then by close
-	lastAt   time.Time
+	p          *LoggerProvider
+	interval   time.Duration
+	report     func(Loss)
+	write      func(string) // a line to the loss writer; nil when reports are off
+	warned     sync.Map     // transport.Cause -> struct{}: each warned once
+	stop       chan struct{}
+	done       chan struct{}
+	once       sync.Once
+	last       Stats // touched by the reporter goroutine, then by close
+	finalStats Stats // set by close before the goroutine reads it
+	lastAt     time.Time
 }
 
 func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
@@ -121,8 +142,8 @@ func (r *reporter) tick() {
 		Dropped:  now.Dropped - r.last.Dropped,
 		Failed:   now.Failed - r.last.Failed,
 		Totals:   now,
-		Err:      r.p.pipe.LastError(),
 	}
+	l.Err, l.ErrAt = r.p.pipe.LastError(), r.p.pipe.LastErrorAt()
 	r.last, r.lastAt = now, time.Now()
 	if l.Dropped+l.Failed > 0 {
 		r.safeReport(l)
@@ -136,8 +157,11 @@ const finalReportGrace = 100 * time.Millisecond
 
 // close stops the ticks, which makes the final report, and waits for it
 // until ctx is done, and a grace after.
-func (r *reporter) close(ctx context.Context) {
-	r.once.Do(func() { close(r.stop) })
+func (r *reporter) close(ctx context.Context, final Stats) {
+	r.once.Do(func() {
+		r.finalStats = final
+		close(r.stop)
+	})
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -149,16 +173,19 @@ func (r *reporter) close(ctx context.Context) {
 }
 
 // final reports, on the reporter's goroutine, what was not delivered over
-// the provider's life, if anything.
+// the provider's life, if anything: the totals Shutdown read once, for its
+// error too, so that the two agree.
 func (r *reporter) final() {
-	now := r.p.Stats()
+	now := r.finalStats
 	if now.Lost()+now.Queued > 0 {
+		err, at := r.p.pipe.LastError(), r.p.pipe.LastErrorAt()
 		r.safeReport(Loss{
 			Interval: time.Since(r.lastAt),
 			Dropped:  now.Dropped - r.last.Dropped,
 			Failed:   now.Failed - r.last.Failed,
 			Totals:   now,
-			Err:      r.p.pipe.LastError(),
+			Err:      err,
+			ErrAt:    at,
 			Final:    true,
 		})
 	}

@@ -460,7 +460,7 @@ func TestSpoolCleanShutdown(t *testing.T) {
 		addr := freeAddr(t)
 		first := startChild(t, childSpec{dir: dir, endpoint: addr, service: "down", lines: 2000})
 		rep := first.report()
-		if rep.Stats.Kept != 2000 || !strings.Contains(rep.ShutdownErr, "2000 kept in the spool") {
+		if rep.Stats.Kept != 2000 || !strings.Contains(rep.ShutdownErr, "2000 of them kept in the spool") {
 			t.Fatalf("first: %+v", rep)
 		}
 		srv := startOTLPServer(t, addr, keepRecords())

@@ -22,11 +22,7 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 		base = zapcore.NewNopCore()
 	}
 	bridge := NewCore(opts...)
-	format := bridge.b.cfg.idFormat
-	if _, nested := base.(*tee); nested {
-		format = nil // the inner tee prints them
-	}
-	return &tee{base: base, bridge: bridge, format: format}
+	return &tee{base: base, bridge: bridge, format: bridge.b.cfg.idFormat}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -75,7 +71,8 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	base := t.base.Check(ent, nil)
 	s, bridged := t.bridge.b.check(ent)
-	if base == nil && !bridged {
+	terminal := ent.Level >= zapcore.DPanicLevel
+	if base == nil && !bridged && !terminal {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
@@ -83,7 +80,13 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 	if bridged {
 		w.scope = s
 	}
-	return ce.AddCore(ent, w)
+	ce = ce.AddCore(ent, w)
+	if terminal {
+		// zap may panic or exit after this entry: what is queued, from
+		// any logger, must leave first, whether this one is bridged or not.
+		w.ce = ce
+	}
+	return ce
 }
 
 // Write writes to both sides, for callers that skip Check.
@@ -111,9 +114,11 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		return fields
 	}
 	out := (*buf)[:0]
-	if nctx > 0 {
+	switch {
+	case nctx > 0 && idsPrinted(fields): // an outer tee printed them
+	case nctx > 0:
 		out = t.appendIDs(out, ctx)
-	} else {
+	default:
 		ctx = t.ctx
 		out = append(out, t.ids...)
 	}
@@ -123,7 +128,7 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 		}
 	}
 	if ctx != nil {
-		out = append(out, Context(ctx))
+		out = append(out, passedContext(ctx))
 	}
 	*buf = out
 	return out
@@ -174,6 +179,7 @@ type teeWrite struct {
 	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
 	scope   scope                 // where the bridge emits, if bridged
 	bridged bool                  // the bridge takes the entry
+	ce      *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields  []zapcore.Field       // scratch for base's fields
 	enc     attrEncoder           // scratch for the bridge's attributes
 }
@@ -196,6 +202,9 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	if w.bridged {
 		t.bridge.write(&w.enc, w.scope, ctx, ent, fields)
 	}
+	if w.ce != nil {
+		t.bridge.b.flushTerminal(ent.Level, w.ce)
+	}
 	w.release()
 	return nil
 }
@@ -210,7 +219,7 @@ func (w *teeWrite) release() {
 	if !w.enc.reset() {
 		return
 	}
-	w.tee, w.base, w.scope, w.bridged, w.fields = nil, nil, scope{}, false, w.fields[:0]
+	w.tee, w.base, w.scope, w.bridged, w.ce, w.fields = nil, nil, scope{}, false, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

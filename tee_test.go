@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -235,14 +236,26 @@ func TestTeeBaseGetsCallerAndStack(t *testing.T) {
 	}
 }
 
-// A logger wrapped twice: both bridges see the context, base prints the ids
-// once.
+// A logger wrapped twice, directly or with other wrappers between: both
+// bridges see the context, base prints the ids once.
 func TestTeeWrappedTwice(t *testing.T) {
+	for name, between := range map[string]zap.Option{
+		"directly":      zap.Fields(),
+		"hooks":         zap.Hooks(func(zapcore.Entry) error { return nil }),
+		"sampler":       zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewSamplerWithOptions(c, time.Second, 100, 100) }),
+		"IncreaseLevel": zap.IncreaseLevel(zapcore.InfoLevel),
+	} {
+		t.Run(name, func(t *testing.T) { testWrappedTwice(t, between) })
+	}
+}
+
+func testWrappedTwice(t *testing.T, between zap.Option) {
 	inner, outer := newCapture(t), newCapture(t)
 	base := newJSONBase(zapcore.InfoLevel)
 	ctx, sc := spanContext(t)
 	logger := zap.New(base.core).
 		WithOptions(WrapCore(WithLoggerProvider(inner.lp))).
+		WithOptions(between).
 		WithOptions(WrapCore(WithLoggerProvider(outer.lp)))
 	logger.Info("per call", Context(ctx))
 	logger.With(Context(ctx)).Info("from With")

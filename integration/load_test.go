@@ -15,7 +15,7 @@ import (
 // figures (run with -v to see them) and asserts only generous bounds on
 // timing, exact ones on counts.
 
-const e2ePerStep = 10_000
+const e2ePerStep = 10_000 / raceScale
 
 var (
 	e2eBaselineOnce sync.Once
@@ -120,19 +120,17 @@ func TestBusyRank(t *testing.T) {
 	if !arrived {
 		t.Fatalf("received %d of %d; stats %s", r.Count(), 10*e2ePerStep, p.Stats())
 	}
-	if got := r.Count(); got != 10*e2ePerStep {
-		t.Errorf("received %d records, want exactly %d", got, 10*e2ePerStep)
-	}
-	if n := e2eCheckOrder(t, r.Records()); n != 10*e2ePerStep {
-		t.Errorf("%d distinct records arrived, want %d", n, 10*e2ePerStep)
+	if n, dups := e2eDistinct(t, r.Records()); n != 10*e2ePerStep || r.Count() != n+dups {
+		t.Errorf("%d distinct records arrived (%d in all), want %d", n, r.Count(), 10*e2ePerStep)
 	}
 	if st := p.Stats(); st.Emitted != 10*e2ePerStep || st.Exported != 10*e2ePerStep || st.Lost() != 0 {
 		t.Errorf("stats %s", st)
 	}
 }
 
-// TestOverload: the same 100,000 lines back to back. The loop never waits;
-// what could not be kept is counted: received + dropped + failed = 100,000.
+// TestOverload: the same 100,000 lines back to back (a fifth of them under
+// the race detector). The loop never waits;
+// what could not be kept is counted: received + dropped + failed = all.
 func TestOverload(t *testing.T) {
 	healthy := e2eBaseline(t)
 	r := StartReceiver(t)
@@ -150,18 +148,18 @@ func TestOverload(t *testing.T) {
 		t.Logf("Shutdown: %v", err)
 	}
 	e2eAssertFast(t, "overload", e2eSummarise(calls), healthy)
-	t.Logf("100,000 lines logged in %v (%.0f lines/s); shutdown took %v; process heap peak %.1f MiB (the receiver's stored copy included); received %d; stats %s",
-		logged.Round(time.Millisecond), 1e5/logged.Seconds(), took.Round(time.Millisecond), peak, r.Count(), st)
+	t.Logf("%d lines logged in %v (%.0f lines/s); shutdown took %v; process heap peak %.1f MiB (the receiver's stored copy included); received %d; stats %s",
+		10*e2ePerStep, logged.Round(time.Millisecond), 10*e2ePerStep/logged.Seconds(), took.Round(time.Millisecond), peak, r.Count(), st)
 	if st.Emitted != 10*e2ePerStep || st.Queued != 0 {
-		t.Errorf("stats %s: want 100000 emitted, 0 queued after shutdown", st)
+		t.Errorf("stats %s: want %d emitted, 0 queued after shutdown", st, 10*e2ePerStep)
 	}
-	if got := uint64(r.Count()) + st.Dropped + st.Failed; got != 10*e2ePerStep {
-		t.Errorf("received %d + dropped %d + failed %d = %d, want %d", r.Count(), st.Dropped, st.Failed, got, 10*e2ePerStep)
+	distinct, _ := e2eDistinct(t, r.Records())
+	if got := uint64(distinct) + st.Dropped + st.Failed; got != 10*e2ePerStep {
+		t.Errorf("received %d distinct + dropped %d + failed %d = %d, want %d", distinct, st.Dropped, st.Failed, got, 10*e2ePerStep)
 	}
-	if uint64(r.Count()) != st.Exported {
-		t.Errorf("received %d, but the provider counted %d exported", r.Count(), st.Exported)
+	if uint64(distinct) != st.Exported {
+		t.Errorf("received %d distinct, but the provider counted %d exported", distinct, st.Exported)
 	}
-	e2eCheckOrder(t, r.Records())
 }
 
 // TestCollectorDownAtStart: the program starts and logs while no collector
@@ -173,7 +171,7 @@ func TestCollectorDownAtStart(t *testing.T) {
 	p, losses := e2eProvider(t, r)
 	l := e2eLogger(p, &e2eDiscard{})
 
-	const n = 50_000 // more than the default queue holds
+	const n = 50_000 / raceScale
 	start := time.Now()
 	calls, _ := e2eRank([]*zap.Logger{l.Named("early")}, 1, n, 0)
 	logged := time.Since(start)
@@ -185,6 +183,7 @@ func TestCollectorDownAtStart(t *testing.T) {
 	e2eAssertFast(t, "collector down", e2eSummarise(calls), healthy)
 	t.Logf("logged %d lines in %v with the collector down; up after %v; shutdown took %v (err %v); received %d; stats %s",
 		n, logged.Round(time.Millisecond), up.Round(time.Millisecond), took.Round(time.Millisecond), err, r.Count(), st)
+	// Shutdown comes right after the collector does (FINDINGS.md #5).
 	if r.Count() == 0 {
 		t.Errorf("nothing arrived once the collector was up")
 	}
@@ -206,7 +205,7 @@ func TestCollectorRestart(t *testing.T) {
 	l := e2eLogger(p, &e2eDiscard{})
 	loggers := []*zap.Logger{l.Named("rank0").Named("train")}
 
-	const steps, perStep = 10, 5_000
+	const steps, perStep = 10, 5_000 / raceScale
 	var restartAt time.Duration
 	start := time.Now()
 	var calls []time.Duration

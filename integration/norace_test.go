@@ -3,3 +3,5 @@
 package integration
 
 const raceEnabled = false
+
+const raceScale = 1

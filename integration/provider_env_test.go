@@ -71,6 +71,13 @@ func TestProviderEnvEndpoint(t *testing.T) {
 		{"LOGS_COMPRESSION gzip", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip"}},
 		{"OTEL_LOGS_EXPORTER otlp", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_LOGS_EXPORTER": "otlp"}},
 		{"PROTOCOL grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}},
+		// OTLP/HTTP: the generic endpoint is a base URL, to which /v1/logs
+		// is added; the logs endpoint is the whole URL.
+		{"PROTOCOL http/protobuf", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPURL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
+		{"PROTOCOL http/protobuf, base with /", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPURL() + "/", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
+		{"LOGS_PROTOCOL wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPURL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/protobuf"}},
+		{"LOGS_ENDPOINT http, as given", map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": r.HTTPURL() + "/v1/logs", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}},
+		{"http/protobuf gzip", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPURL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			provCleanEnv(t)
@@ -84,18 +91,59 @@ func TestProviderEnvEndpoint(t *testing.T) {
 			if r.Count() != 100 {
 				t.Errorf("received %d of 100; stats %s", r.Count(), p.Stats())
 			}
+			want := GRPC
+			if v := tc.env["OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"] + tc.env["OTEL_EXPORTER_OTLP_PROTOCOL"]; strings.HasPrefix(v, "http/protobuf") {
+				want = HTTP
+			}
+			for _, c := range r.Calls() {
+				if c.Proto != want {
+					t.Errorf("an export came over %s, want %s", c.Proto, want)
+				}
+			}
 		})
 	}
+}
+
+// The logs endpoint is used as given over OTLP/HTTP: without /v1/logs the
+// collector answers 404, the records fail, and the error says which path
+// to check.
+func TestProviderEnvHTTPLogsEndpointAsGiven(t *testing.T) {
+	provCleanEnv(t)
+	r := StartReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.HTTPURL())
+	p, losses := provFromEnv(t)
+	provLog(p, 10)
+	err := p.ForceFlush(context.Background())
+	if st := p.Stats(); st.Failed != 10 || r.Count() != 0 {
+		t.Errorf("stats %s, received %d; want 10 failed", st, r.Count())
+	}
+	if err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), "/v1/logs") {
+		t.Errorf("ForceFlush error %v, want a 404 that names /v1/logs", err)
+	}
+	t.Logf("ForceFlush: %v; loss writer: %s", err, losses.String())
 }
 
 // A scheme-less endpoint is TLS by default, with the CA from the variable.
 func TestProviderEnvCertificate(t *testing.T) {
 	r := StartReceiver(t, WithTLS())
-	for _, key := range []string{"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE"} {
-		t.Run(key, func(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		proto Proto
+	}{
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE", GRPC}, {"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", GRPC},
+		{"OTEL_EXPORTER_OTLP_CERTIFICATE", HTTP}, {"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", HTTP},
+	} {
+		key := tc.key
+		t.Run(tc.proto.Short()+"/"+key, func(t *testing.T) {
 			provCleanEnv(t)
 			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
+			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(tc.proto))
+			endpoint := r.Endpoint()
+			if tc.proto == HTTP {
+				endpoint = r.HTTPEndpoint()
+			}
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
 			t.Setenv(key, r.CAFile())
 			p, _ := provFromEnv(t)
 			provLog(p, 10)
@@ -109,11 +157,19 @@ func TestProviderEnvCertificate(t *testing.T) {
 
 func TestProviderEnvHeaders(t *testing.T) {
 	r := StartReceiver(t, WithBearerToken("s3cret-token"))
-	for _, key := range []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_LOGS_HEADERS"} {
-		t.Run(key, func(t *testing.T) {
+	for _, tc := range []struct {
+		key   string
+		proto Proto
+	}{
+		{"OTEL_EXPORTER_OTLP_HEADERS", GRPC}, {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", GRPC},
+		{"OTEL_EXPORTER_OTLP_HEADERS", HTTP}, {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", HTTP},
+	} {
+		key := tc.key
+		t.Run(tc.proto.Short()+"/"+key, func(t *testing.T) {
 			provCleanEnv(t)
 			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(tc.proto))
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URLFor(tc.proto))
 			t.Setenv(key, "x-team=ml,Authorization=Bearer%20s3cret-token")
 			p, _ := provFromEnv(t)
 			provLog(p, 10)
@@ -166,8 +222,13 @@ func TestProviderEnvBatch(t *testing.T) {
 		p, _ := provFromEnv(t)
 		provLog(p, 100)
 		e2eFlush(t, p)
-		if r.Count() != 100 || r.Exports() < 10 {
-			t.Errorf("received %d in %d exports, want 100 in 10 or more", r.Count(), r.Exports())
+		if distinct, _ := e2eDistinct(t, r.Records()); distinct != 100 || r.Exports() < 10 {
+			t.Errorf("received %d distinct lines (%d in all) in %d exports, want 100 in 10 or more", distinct, r.Count(), r.Exports())
+		}
+		for _, c := range r.Calls() {
+			if c.Records > 10 {
+				t.Errorf("an export of %d records, over the batch size", c.Records)
+			}
 		}
 	})
 	t.Run("OTEL_BLRP_SCHEDULE_DELAY", func(t *testing.T) {
@@ -177,8 +238,9 @@ func TestProviderEnvBatch(t *testing.T) {
 		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "50")
 		p, _ := provFromEnv(t)
 		provLog(p, 5) // far below a batch: only the delay sends them
-		if !r.WaitForCount(t, 5, 700*time.Millisecond) {
-			t.Errorf("received %d of 5 within 700ms with a 50ms delay", r.Count())
+		// Within 900ms: the default delay, 1s, would not send them by then.
+		if !r.WaitForCount(t, 5, 900*time.Millisecond) {
+			t.Errorf("received %d of 5 within 900ms with a 50ms delay", r.Count())
 		}
 	})
 	t.Run("OTEL_BLRP_EXPORT_TIMEOUT", func(t *testing.T) {
@@ -257,7 +319,8 @@ func TestProviderEnvBad(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer s3cret"},
 		{"OTEL_BLRP_MAX_QUEUE_SIZE", "-1"},
 		{"OTEL_BLRP_SCHEDULE_DELAY", "soon"},
-		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc/protobuf"},
 	} {
 		t.Run(kv[0], func(t *testing.T) {
 			provCleanEnv(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zaplens/zaplens"
 )
@@ -13,23 +14,37 @@ import (
 
 func TestProviderTLSNotDowngraded(t *testing.T) {
 	r := StartReceiver(t, WithTLS())
-	for _, tc := range []struct{ name, endpoint, ca string }{
-		{"plaintext to a TLS collector", r.URL() /* https */, ""},
-		{"http:// to a TLS collector", "http://" + r.Endpoint(), r.CAFile()},
-		{"scheme-less, CA not given", r.Endpoint(), ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			provCleanEnv(t)
-			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
-			t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", tc.ca)
-			p, _ := provFromEnv(t, zaplens.WithOTLPTimeout(2e9))
-			provLog(p, 10)
-			_ = p.ForceFlush(context.Background())
-			if st := p.Stats(); r.Count() != 0 || st.Failed != 10 {
-				t.Errorf("received %d, stats %s; want 10 failed", r.Count(), st)
-			}
-		})
+	for _, proto := range protos {
+		hostPort := r.Endpoint()
+		if proto == HTTP {
+			hostPort = r.HTTPEndpoint()
+		}
+		for _, tc := range []struct{ name, endpoint, ca, want string }{
+			{"https, CA not given", "https://" + hostPort, "", "certificate"},
+			{"http:// to a TLS collector", "http://" + hostPort, r.CAFile(), "TLS"},
+			{"scheme-less, CA not given", hostPort, "", "certificate"},
+		} {
+			t.Run(proto.Short()+"/"+tc.name, func(t *testing.T) {
+				provCleanEnv(t)
+				r.Reset()
+				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
+				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
+				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", tc.ca)
+				p, _ := provFromEnv(t, zaplens.WithOTLPTimeout(2e9))
+				provLog(p, 10)
+				start := time.Now()
+				err := p.ForceFlush(context.Background())
+				if st := p.Stats(); r.Count() != 0 || st.Failed != 10 {
+					t.Errorf("received %d, stats %s; want 10 failed", r.Count(), st)
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("ForceFlush error %v, want one that says %s", err, tc.want)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("ForceFlush took %v: a TLS failure was retried", d)
+				}
+			})
+		}
 	}
 }
 

@@ -1,9 +1,22 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
@@ -89,6 +102,103 @@ func TestReceiverHarness(t *testing.T) {
 		}
 		if r.Count() != 1 || r.Exports() != 1 {
 			t.Fatalf("count %d exports %d", r.Count(), r.Exports())
+		}
+	})
+}
+
+// harnessPost sends n records to r's OTLP/HTTP side with net/http, as
+// protobuf, and returns the status code.
+func harnessPost(t testing.TB, r *Receiver, header map[string]string, n int) int {
+	t.Helper()
+	ld := plog.NewLogs()
+	sl := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty()
+	sl.Scope().SetName("harness-http")
+	for i := 0; i < n; i++ {
+		lr := sl.LogRecords().AppendEmpty()
+		lr.Body().SetStr("hello")
+		lr.Attributes().PutInt("i", int64(i))
+	}
+	body, err := plogotlp.NewExportRequestFromLogs(ld).MarshalProto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, r.HTTPURL()+"/v1/logs", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: r.ClientTLS()}, Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+func TestReceiverHarnessHTTP(t *testing.T) {
+	t.Run("plain", func(t *testing.T) {
+		r := StartReceiver(t)
+		if code := harnessPost(t, r, nil, 3); code != http.StatusOK {
+			t.Fatalf("status %d", code)
+		}
+		recs := r.Records()
+		if len(recs) != 3 || recs[0].Scope != "harness-http" || r.Calls()[0].Proto != HTTP {
+			t.Fatalf("records %+v, calls %+v", recs, r.Calls())
+		}
+	})
+	t.Run("tls+bearer", func(t *testing.T) {
+		r := StartReceiver(t, WithTLS(), WithBearerToken("s3cret"))
+		if code := harnessPost(t, r, map[string]string{"Authorization": "Bearer s3cret"}, 2); code != http.StatusOK {
+			t.Fatalf("right token: status %d", code)
+		}
+		if code := harnessPost(t, r, map[string]string{"Authorization": "Bearer wrong"}, 2); code != http.StatusUnauthorized {
+			t.Fatalf("wrong token: status %d", code)
+		}
+		if r.AuthFailures() != 1 || r.Count() != 2 {
+			t.Fatalf("auth failures %d, count %d; want 1, 2", r.AuthFailures(), r.Count())
+		}
+	})
+	t.Run("hook answers", func(t *testing.T) {
+		r := StartReceiver(t, WithConsumeHook(func(call int, _ plog.Logs) error {
+			switch call {
+			case 1:
+				st, _ := status.New(codes.ResourceExhausted, "slow down").WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(2 * time.Second)})
+				return st.Err()
+			case 2:
+				return status.Error(codes.InvalidArgument, "bad")
+			case 3:
+				return consumererror.NewPermanent(errors.New("permanent"))
+			case 4:
+				return errors.New("transient")
+			}
+			return nil
+		}))
+		for i, want := range []int{429, 400, 500, 503, 200} {
+			if code := harnessPost(t, r, nil, 1); code != want {
+				t.Errorf("call %d: status %d, want %d", i+1, code, want)
+			}
+		}
+		if r.Count() != 1 || r.Exports() != 5 {
+			t.Errorf("count %d, exports %d", r.Count(), r.Exports())
+		}
+	})
+	t.Run("default limit", func(t *testing.T) {
+		// A gRPC message over 4 MiB is refused: the harness keeps the
+		// Collector's default.
+		r := StartReceiver(t)
+		exp := harnessExporter(t, r, otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}))
+		p := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(exp)))
+		defer func() { _ = p.Shutdown(context.Background()) }()
+		var rec log.Record
+		rec.SetBody(attribute.StringValue(strings.Repeat("x", 5<<20)))
+		p.Logger("big").Emit(context.Background(), rec)
+		if r.Count() != 0 {
+			t.Fatalf("a 5 MiB gRPC message was accepted: the receiver's limit is not the default 4 MiB")
 		}
 	})
 }

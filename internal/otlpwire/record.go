@@ -45,10 +45,10 @@ type Record struct {
 // length) made of r and attrs, whose keys must already be unique. Attributes
 // with an empty key are left out, as the SDK leaves them out.
 func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) []byte {
-	e := encoder{lim}
+	e := encoder{Limits: lim}
 	b = appendFixed64Field(b, recTime, unixNano(r.Time))
 	b = appendFixed64Field(b, recObserved, unixNano(r.Observed))
-	b = appendVarintField(b, recSeverity, uint64(r.Severity))
+	b = appendVarintField(b, recSeverity, severityNumber(r.Severity))
 	b = appendStringField(b, recSeverityText, e.valid(r.SeverityText))
 	b = appendStringField(b, recEventName, e.valid(r.EventName))
 	body := e // the SDK limits attributes only
@@ -65,11 +65,7 @@ func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) [
 			continue
 		}
 		kept++
-		depth := -1
-		if t := kv.Value.Type(); t == attribute.MAP || t == attribute.SLICE {
-			depth = maxDepth
-		}
-		b = e.appendKeyValue(b, recAttributes, kv, depth)
+		b = e.appendKeyValue(b, recAttributes, kv, attrDepth(kv.Value))
 	}
 	b = appendVarintField(b, recDropped, uint64(clampUint32(dropped)))
 	if r.Flags != 0 {
@@ -85,6 +81,24 @@ func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) [
 		b = protowire.AppendBytes(b, r.SpanID[:])
 	}
 	return b
+}
+
+// attrDepth is the depth an attribute's value may have: the SDK limits
+// maps and slices, and leaves other values alone.
+func attrDepth(v attribute.Value) int {
+	if t := v.Type(); t == attribute.MAP || t == attribute.SLICE {
+		return maxDepth
+	}
+	return -1
+}
+
+// severityNumber is the SDK's: a severity that no OTLP SeverityNumber
+// names (below Trace1, above Fatal4) is sent as unspecified.
+func severityNumber(s log.Severity) uint64 {
+	if s < log.SeverityTrace1 || s > log.SeverityFatal4 {
+		return 0
+	}
+	return uint64(s)
 }
 
 // unixNano is the SDK's timeUnixNano: zero for the zero time and any time

@@ -35,7 +35,7 @@ type Resource struct {
 func NewResource(attrs []attribute.KeyValue, schemaURL string) Resource {
 	r := Resource{schemaURL: schemaURL}
 	if len(attrs) > 0 {
-		e := encoder{Limits{ValueLength: -1, CheckUTF8: true}}
+		e := encoder{Limits: Limits{ValueLength: -1, CheckUTF8: true}}
 		b, start := begin(nil, rlResource)
 		for _, kv := range attrs {
 			b = e.appendKeyValue(b, resAttributes, kv, -1)
@@ -52,18 +52,24 @@ type Scope struct {
 }
 
 // NewScope encodes an instrumentation scope once. The SDK sends no scope
-// field for the empty scope, and so does this.
+// field for the empty scope, and so does this. Its attributes are tidied
+// as the SDK's LoggerProvider tidies them: one without a key is left out,
+// maps keep the last of a repeated key, and values nested deeper than the
+// record's depth limit lose what is past it.
 func NewScope(name, version, schemaURL string, attrs []attribute.KeyValue) Scope {
 	s := Scope{schemaURL: schemaURL}
 	if name == "" && version == "" && schemaURL == "" && len(attrs) == 0 {
 		return s
 	}
-	e := encoder{Limits{ValueLength: -1, CheckUTF8: true}}
+	e := encoder{Limits: Limits{ValueLength: -1, CheckUTF8: true}, uniqueMaps: true}
 	b, start := begin(nil, slScope)
 	b = appendStringField(b, scopeName, e.valid(name))
 	b = appendStringField(b, scopeVersion, e.valid(version))
 	for _, kv := range attrs {
-		b = e.appendKeyValue(b, scopeAttributes, kv, -1)
+		if kv.Key == "" {
+			continue
+		}
+		b = e.appendKeyValue(b, scopeAttributes, kv, attrDepth(kv.Value))
 	}
 	s.field = end(b, start)
 	return s

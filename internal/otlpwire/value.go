@@ -49,7 +49,12 @@ var DefaultLimits = Limits{AttributeCount: 128, ValueLength: -1}
 const maxDepth = 64
 
 // encoder carries the limits through the recursion.
-type encoder struct{ Limits }
+type encoder struct {
+	Limits
+	// uniqueMaps keeps the last of a repeated key in maps, at any depth,
+	// for attributes nobody made unique before (a scope's).
+	uniqueMaps bool
+}
 
 // str is a string value: valid, if asked, and within the length limit.
 func (e encoder) str(s string) string { return truncate(e.ValueLength, e.valid(s)) }
@@ -135,7 +140,12 @@ func isComposite(t attribute.Type) bool {
 
 func (e encoder) appendMap(b []byte, kvs []attribute.KeyValue, depth int) []byte {
 	b, start := begin(b, anyKVList)
-	for _, kv := range kvs {
+	for i, kv := range kvs {
+		if e.uniqueMaps && i+1 < len(kvs) && kvs[i+1].Key == kv.Key {
+			// A map's keys are sorted, stably: repeats are neighbours,
+			// and the SDK keeps the last.
+			continue
+		}
 		b = e.appendKeyValue(b, listValues, kv, depth)
 	}
 	return end(b, start)

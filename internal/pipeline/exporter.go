@@ -72,7 +72,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	p.counts.Failed += uint64(rejected)
 	p.settled += uint64(n)
 	if err != nil {
-		p.lastErr = err
+		p.lastErr, p.lastAt = err, time.Now()
 	}
 	if p.cfg.Journal != nil && !p.journalClosed {
 		// What a flush or the shutdown could not send, as a dying process

@@ -40,6 +40,7 @@ type Pipeline struct {
 	stopped  bool
 	scopes   []otlpwire.Scope
 	lastErr  error
+	lastAt   time.Time // when lastErr happened
 	enqueued uint64    // records accepted so far, the marks flushes wait for
 	settled  uint64    // accepted records exported or failed so far
 	kicked   bool      // the exporter was told a batch is ready
@@ -204,6 +205,13 @@ func (p *Pipeline) LastError() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lastErr
+}
+
+// LastErrorAt is when the latest export error happened.
+func (p *Pipeline) LastErrorAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastAt
 }
 
 // Urgent returns a channel that closes when a flush or the shutdown starts

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding/gzip"
@@ -64,7 +66,7 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 	if cfg.UserAgent != "" {
 		dial = append(dial, grpc.WithUserAgent(cfg.UserAgent))
 	}
-	conn, err := grpc.NewClient(cfg.Endpoint, dial...)
+	conn, err := grpc.NewClient(grpcTarget(cfg.Endpoint), dial...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", Sanitize(cfg.Endpoint, nil), Sanitize(err.Error(), nil))
 	}
@@ -107,6 +109,7 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 			resp collogspb.ExportLogsServiceResponse
 			p    peer.Peer
 		)
+		c.redial(ctx)
 		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(opts, grpc.Peer(&p))...)
 		if err == nil {
 			ps := resp.GetPartialSuccess()
@@ -114,6 +117,32 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		}
 		return c.classify(err, p.Addr != nil)
 	})
+}
+
+// redialWait bounds how long an attempt waits for the dial it starts.
+const redialWait = time.Second
+
+// redial makes an attempt a real one when the channel is in transient
+// failure: gRPC would otherwise fail the call at once with the error of its
+// last dial, and dial again only when its own backoff (up to seconds) ends,
+// so a collector that has just come back would go unseen, by a flush above
+// all. It dials now and waits, briefly, for the outcome: ready, or failed
+// again (a refused endpoint fails in milliseconds).
+func (c *grpcClient) redial(ctx context.Context) {
+	if c.conn.GetState() != connectivity.TransientFailure {
+		return
+	}
+	c.conn.ResetConnectBackoff()
+	ctx, cancel := context.WithTimeout(ctx, redialWait)
+	defer cancel()
+	for s := c.conn.GetState(); s != connectivity.Ready; s = c.conn.GetState() {
+		if !c.conn.WaitForStateChange(ctx, s) {
+			return
+		}
+		if s == connectivity.Connecting && c.conn.GetState() == connectivity.TransientFailure {
+			return
+		}
+	}
 }
 
 // classify reads a failed call's status. connected says whether the call
@@ -181,6 +210,17 @@ func (c *grpcClient) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errorf(ctx.Err(), "transport: closing grpc connection: %v", ctx.Err())
 	}
+}
+
+// grpcTarget names the endpoint for gRPC's resolver so that it is dialled
+// as given: an IP address, a zoned IPv6 one included, goes straight to the
+// dialer, which the DNS resolver would not do for a zone; a name is
+// resolved by DNS.
+func grpcTarget(endpoint string) string {
+	if _, err := netip.ParseAddrPort(endpoint); err == nil {
+		return "passthrough:///" + endpoint
+	}
+	return "dns:///" + endpoint
 }
 
 // rawMessage is an already serialized request.

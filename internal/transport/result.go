@@ -49,18 +49,22 @@ const (
 	Unavailable
 	// Other: any other failure, such as a certificate that does not verify.
 	Other
+	// ProtocolMismatch: OTLP/HTTP spoken to a gRPC port, or gRPC to an HTTP
+	// one, the commonest OTLP misconfiguration; a retry would not help.
+	ProtocolMismatch
 )
 
 var causeNames = [...]string{
-	Delivered:       "delivered",
-	Refused:         "refused",
-	TLSMismatch:     "tls mismatch",
-	Unauthenticated: "unauthenticated",
-	Timeout:         "timeout",
-	Rejected:        "rejected",
-	PartialSuccess:  "partial success",
-	Unavailable:     "unavailable",
-	Other:           "other",
+	Delivered:        "delivered",
+	Refused:          "refused",
+	TLSMismatch:      "tls mismatch",
+	Unauthenticated:  "unauthenticated",
+	Timeout:          "timeout",
+	Rejected:         "rejected",
+	PartialSuccess:   "partial success",
+	Unavailable:      "unavailable",
+	Other:            "other",
+	ProtocolMismatch: "protocol mismatch",
 }
 
 // String names the cause in lower case words, such as "tls mismatch".
@@ -91,13 +95,33 @@ func (c Cause) Hint(endpoint string) string {
 	case Timeout:
 		return "the collector at " + ep + " did not answer in time: check that it is reachable and not overloaded, or raise OTEL_EXPORTER_OTLP_TIMEOUT"
 	case Rejected:
-		return "the collector refused the request and a retry would not change that: its message says why (for HTTP, check that the path is /v1/logs)"
+		return "the collector refused the request and a retry would not change that: its message says why"
+	case ProtocolMismatch:
+		if strings.HasSuffix(endpoint, ":4317") || strings.Contains(endpoint, ":4317/") {
+			return "the endpoint " + ep + " speaks gRPC (port 4317): use OTEL_EXPORTER_OTLP_PROTOCOL=grpc, or the OTLP/HTTP port 4318"
+		}
+		return "the endpoint " + ep + " does not speak the protocol asked for: OTLP/gRPC listens on port 4317 and OTLP/HTTP on 4318; set OTEL_EXPORTER_OTLP_PROTOCOL to match the port"
 	case PartialSuccess:
 		return "the collector accepted the request but dropped some records or sent a warning: its message says why"
 	case Unavailable:
 		return "the collector at " + ep + " stayed unavailable or overloaded through every retry: check its health and capacity"
 	}
 	return "the export failed: the error says why"
+}
+
+// RetryHint is Hint for a failed attempt that will be retried: for a
+// collector that is busy or restarting it says so, rather than that every
+// retry failed.
+func (c Cause) RetryHint(endpoint string) string {
+	switch c {
+	case Unavailable, Timeout:
+		return "retrying: the collector at " + Sanitize(endpoint, nil) + " is busy or restarting"
+	case Refused:
+		return c.Hint(endpoint) + "; retrying until it does"
+	case Other:
+		return "retrying"
+	}
+	return c.Hint(endpoint)
 }
 
 // exportError is an error whose text is built only from this package's

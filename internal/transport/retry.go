@@ -35,6 +35,7 @@ type attempt struct {
 // connection ends it at once.
 // onRetry, when set, hears of each failed attempt that will be retried.
 func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *atomic.Bool, onRetry func(Cause, error), try func(context.Context) attempt) Result {
+	urgent := urgentFrom(ctx)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	attempts := 0
@@ -66,6 +67,12 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		}
 		t := time.NewTimer(wait)
 		select {
+		case <-urgent:
+			// A flush waits: try once more now, as a flush would, and do
+			// not loop on a refused connection after that.
+			t.Stop()
+			mode, urgent = Final, nil
+			continue
 		case <-ctx.Done():
 			t.Stop()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -75,6 +82,21 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		case <-t.C:
 		}
 	}
+}
+
+type urgentKey struct{}
+
+// WithUrgent returns ctx carrying a channel that closes when a flush starts
+// waiting for the export: an export between retries then makes its next
+// attempt at once, in Final mode. An attempt in flight is never cut short,
+// since the collector may already hold its records.
+func WithUrgent(ctx context.Context, urgent <-chan struct{}) context.Context {
+	return context.WithValue(ctx, urgentKey{}, urgent)
+}
+
+func urgentFrom(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(urgentKey{}).(<-chan struct{})
+	return ch
 }
 
 // failed is the Result of an export that delivered nothing.

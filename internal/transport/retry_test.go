@@ -156,3 +156,23 @@ func TestOnRetryHearsEachRetriedAttempt(t *testing.T) {
 		t.Errorf("result %+v, heard %v", r, heard)
 	}
 }
+
+// A flush that comes while an export waits to retry makes the next attempt
+// at once, in Final mode; a refused connection is then not retried again.
+func TestUrgentEndsTheWaitOnly(t *testing.T) {
+	var closed atomic.Bool
+	var calls atomic.Int32
+	urgent := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(urgent) })
+	start := time.Now()
+	r := run(WithUrgent(context.Background(), urgent), 10*time.Second, 3, Normal, &closed, nil, script(&calls,
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
+		attempt{cause: Delivered}))
+	if d := time.Since(start); d > 400*time.Millisecond {
+		t.Errorf("took %v: the backoff wait was not cut short", d)
+	}
+	if r.Attempts != 2 || r.Cause != Refused {
+		t.Errorf("result %+v: want a second, final attempt and no third", r)
+	}
+}

@@ -1,0 +1,115 @@
+package zaplens
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Each case of the security review, kept as a regression test: a setting
+// is used as written or refused with a clear error, and no message quotes
+// a secret.
+func TestSecurityRefusals(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "ca.pem")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		opts []ProviderOption
+		want string
+	}{
+		{"zoned address with a stray port colon", nil, []ProviderOption{WithEndpoint("collector.internal:4317:"), WithInsecure()}, "empty port"},
+		{"unbracketed IPv6", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "fe80::1:4317"}, nil, "IPv6 address needs brackets"},
+		{"query in the endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:4317/?token=s3cret"}, nil, "query"},
+		{"headers to the default endpoint", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20s3cret"}, nil, "not sent in plaintext to the default endpoint"},
+		{"gRPC header key", nil, []ProviderOption{WithEndpoint("https://c:4317"), WithHeaders(map[string]string{"x!y": "1"})}, `"x!y" is not valid for grpc`},
+		{"grpc- prefix", nil, []ProviderOption{WithEndpoint("https://c:4317"), WithHeaders(map[string]string{"grpc-timeout": "1"})}, "not starting with grpc-"},
+		{"keys differing in case", nil, []ProviderOption{WithEndpoint("https://c:4317"), WithHeaders(map[string]string{"Authorization": "s3cret", "authorization": "s3cret2"})}, "given twice"},
+		{"certificate is a FIFO", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": fifo}, nil, "not a regular file"},
+		{"certificate is /dev/zero", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/dev/zero"}, nil, "not a regular file"},
+		{"bad percent escape in the resource", map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "team=ml,api_key=abc%zzSECRET"}, nil, `pair 2 ("api_key"): bad percent-encoding`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := NewLoggerProvider(context.Background(), append([]ProviderOption{WithLossWriter(nil)}, tc.opts...)...)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("NewLoggerProvider blocked")
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+			if err != nil && (strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "SECRET")) {
+				t.Errorf("message shows a secret: %v", err)
+			}
+		})
+	}
+}
+
+// An option's bad value is reported under the option's name, not under a
+// variable that is not set.
+func TestOptionErrorsNameTheOption(t *testing.T) {
+	cleanEnv(t)
+	for _, tc := range []struct {
+		opt  ProviderOption
+		want string
+	}{
+		{WithExporterName("kafka"), `WithExporterName="kafka"`},
+		{WithCompression("zstd"), `WithCompression="zstd"`},
+	} {
+		_, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+// Headers over a plaintext endpoint the user set go, with one warning;
+// WithInsecure over an https:// endpoint from the environment is told.
+func TestPlaintextWarnings(t *testing.T) {
+	cleanEnv(t)
+	var buf lockedBuffer
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(&buf), WithEndpoint("http://127.0.0.1:1"),
+		WithHeaders(map[string]string{"authorization": "Bearer s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Shutdown(context.Background())
+	if !strings.Contains(buf.String(), "travel in plaintext") || strings.Contains(buf.String(), "s3cret") {
+		t.Errorf("warning %q", buf.String())
+	}
+	cleanEnv(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "https://127.0.0.1:1")
+	buf = lockedBuffer{}
+	p, err = NewLoggerProvider(context.Background(), WithLossWriter(&buf), WithInsecure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Shutdown(context.Background())
+	if !strings.Contains(buf.String(), "WithInsecure turns TLS off for the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT") {
+		t.Errorf("warning %q", buf.String())
+	}
+}
+
+// A certificate file is read once, whole, at start: a readable one works.
+func TestCertificateFileRead(t *testing.T) {
+	if _, err := readPEMFile(os.DevNull); err == nil {
+		t.Error("a device was read as a certificate")
+	}
+}
