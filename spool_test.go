@@ -540,6 +540,15 @@ func TestSpoolEightProcesses(t *testing.T) {
 	dups := 0
 	for i := range ranks {
 		dups += checkAll(t, got, "rank-"+strconv.Itoa(i), n)
+		if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
+			t.Logf("rank-%d pid %d stdout %q stderr %s", i, ranks[i].cmd.Process.Pid, ranks[i].stdout(), ranks[i].stderr)
+		}
+	}
+	if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
+		for i, c := range next {
+			t.Logf("next-%d stdout %q stderr %s", i, c.stdout(), c.stderr)
+		}
+		t.Logf("dead files %v", deadFiles)
 	}
 	if f := segFilesIn(t, dir); len(f) != 0 {
 		t.Errorf("files left: %v", f)

@@ -168,10 +168,7 @@ func (sh *Shipper) claim() ([]orphan, error) {
 			continue
 		}
 		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".seg.tmp") {
-			if fd, ok := lockFile(filepath.Join(sh.cfg.Dir, name)); ok {
-				syscall.Unlink(filepath.Join(sh.cfg.Dir, name))
-				syscall.Close(fd)
-			}
+			sh.removeStale(name)
 			continue
 		}
 		prefix, seq, ok := parseName(name)
@@ -195,6 +192,28 @@ func (sh *Shipper) claim() ([]orphan, error) {
 	}
 	sh.mu.Unlock()
 	return out, nil
+}
+
+// staleAge is the age past which a file being made is taken for one whose
+// maker died, even when its process id is in use.
+const staleAge = time.Minute
+
+// removeStale removes a file a process was making, or emptying for reuse,
+// when it died: it holds nothing to send. A live process's such file is
+// locked, but only from a moment after it is created: one whose maker is
+// alive and that is young is not touched, not even to try the lock, so as
+// not to make the maker's own lock fail.
+func (sh *Shipper) removeStale(name string) {
+	path := filepath.Join(sh.cfg.Dir, name)
+	pid, err := strconv.Atoi(strings.TrimPrefix(name[:max(strings.IndexByte(name, '-'), 1)], "."))
+	alive := err != nil || syscall.Kill(pid, 0) != syscall.ESRCH
+	if info, err := os.Stat(path); err != nil || (alive && time.Since(info.ModTime()) < staleAge) {
+		return
+	}
+	if fd, ok := lockFile(path); ok {
+		syscall.Unlink(path)
+		syscall.Close(fd)
+	}
 }
 
 // lockFile opens path and takes its lock without waiting; it fails when a

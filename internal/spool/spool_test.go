@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -396,6 +397,28 @@ func TestClaims(t *testing.T) {
 	}
 	if f := segFiles(t, dir); len(f) != 2 {
 		t.Errorf("want the live spool's two files left, have %v", f)
+	}
+}
+
+// A file a dead process was making is removed; one a live process is
+// making is not touched.
+func TestStaleFilesBeingMade(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	deadName := fmt.Sprintf(".%d-1-00000001.seg.tmp", dead.Process.Pid)
+	liveName := fmt.Sprintf(".%d-1-00000001.seg.tmp", os.Getpid())
+	for _, n := range []string{deadName, liveName} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
+	}
+	shipAll(t, dir, &received{}, true)
+	if _, err := os.Stat(filepath.Join(dir, deadName)); !os.IsNotExist(err) {
+		t.Errorf("a dead process's file being made is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, liveName)); err != nil {
+		t.Errorf("a live process's file being made was touched: %v", err)
 	}
 }
 
