@@ -309,11 +309,6 @@ func TestNoCollector(t *testing.T) {
 				st := p.Stats()
 				t.Logf("Shutdown took %v: %v", took.Round(time.Millisecond), err)
 				if took > time.Second && !raceEnabled {
-					if proto == GRPC && took > 2*time.Second {
-						knownDefect(t, "#8", "Shutdown with %d requests to a refused gRPC endpoint took %v (each waits out the redial bound); stats %s; error: %v",
-							n/zaplens.DefaultBatchSize, took.Round(time.Millisecond), st, err)
-						return
-					}
 					t.Errorf("Shutdown took %v, want under 1s: a refused endpoint is tried once", took)
 				}
 				var de *zaplens.DeliveryError
@@ -324,7 +319,7 @@ func TestNoCollector(t *testing.T) {
 					t.Errorf("stats %s (error's %s), want %d failed", st, de.Stats, n)
 				}
 				msg := err.Error()
-				if !strings.Contains(msg, fmt.Sprintf("%d of %d log records not delivered", n, n)) || !strings.Contains(msg, "connection refused") {
+				if !strings.Contains(msg, fmt.Sprintf("%d of %d log records", n, n)) || !strings.Contains(msg, "not delivered") || !strings.Contains(msg, "connection refused") {
 					t.Errorf("error %q: want how many and why (connection refused)", msg)
 				}
 				if !strings.Contains(losses.String(), "nothing listens at") {
@@ -405,10 +400,10 @@ func TestShutdownJustAfterCollectorUp(t *testing.T) {
 
 // TestProtocolMismatch: OTLP/HTTP sent to the gRPC port, or gRPC to the
 // HTTP port, the commonest OTLP misconfiguration. The records are counted
-// failed and the error says what the endpoint answered. (FINDINGS.md #6:
-// neither is recognized as a protocol mismatch; each is taken for an
-// unavailable collector and retried until the OTLP timeout, once per
-// batch, with a hint about the collector's health.)
+// failed at once, not retried, and the warning names both ports.
+// (FINDINGS.md #6, fixed in 0dcad80: each was taken for an unavailable
+// collector and retried until the OTLP timeout, once per batch; #9 is a
+// timing-dependent form the fix misses.)
 func TestProtocolMismatch(t *testing.T) {
 	t.Parallel() // waits more than it works: overlaps the other parallel scenarios
 	r := StartReceiver(t)

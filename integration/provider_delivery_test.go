@@ -89,7 +89,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 	if !errors.As(err, &de) || de.Stats.Emitted != 1000 || de.Stats.Exported != 0 {
 		t.Fatalf("Shutdown error %v, want a DeliveryError for 1000 records", err)
 	}
-	if !strings.Contains(err.Error(), "1000 of 1000 log records not delivered") {
+	if !strings.Contains(err.Error(), "1000 of 1000 log records") || !strings.Contains(err.Error(), "not delivered") {
 		t.Errorf("message %q", err)
 	}
 	if !strings.Contains(losses.String(), "1000 of 1000 log records were not delivered") {

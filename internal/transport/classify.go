@@ -51,9 +51,10 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 		"error reading server preface: read tcp", "error reading server preface: connection reset",
 		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
 		return connFailure{TLSMismatch, "the server expects TLS but the client spoke plaintext", false}, true
-	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header"):
-		// An HTTP/1 client reading a gRPC server's SETTINGS frame, or a
-		// gRPC client reading an HTTP/1 answer.
+	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header", "readLoopPeekFailLocked"):
+		// An HTTP/1 client reading a gRPC server's SETTINGS frame (or
+		// getting it before its request was sent), or a gRPC client reading
+		// an HTTP/1 answer.
 		return connFailure{ProtocolMismatch, "the endpoint speaks another protocol", false}, true
 	case errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
 		errors.As(err, &invalidErr) || has("x509:", "failed to verify certificate"):

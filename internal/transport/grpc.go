@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ type grpcClient struct {
 	conn     *grpc.ClientConn
 	endpoint string // sanitized, for errors
 	timeout  time.Duration
+	dialAddr string // host:port, as given
 	onRetry  func(Cause, error)
 	insecure bool // plaintext
 	md       metadata.MD
@@ -76,6 +78,7 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 		endpoint: Sanitize(cfg.Endpoint, secrets),
 		timeout:  cfg.Timeout,
 		onRetry:  cfg.OnRetry,
+		dialAddr: cfg.Endpoint,
 		insecure: cfg.Insecure,
 		secrets:  secrets,
 		opts:     []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})},
@@ -109,7 +112,12 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 			resp collogspb.ExportLogsServiceResponse
 			p    peer.Peer
 		)
-		c.redial(ctx)
+		if err := c.redial(ctx); err != nil {
+			if f, ok := classifyConn(err, err.Error(), c.insecure); ok {
+				return attempt{cause: f.cause, retryable: f.retryable,
+					err: errorf(nil, "grpc export to %s: %s: %s", c.endpoint, f.what, Sanitize(err.Error(), c.secrets))}
+			}
+		}
 		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(opts, grpc.Peer(&p))...)
 		if err == nil {
 			ps := resp.GetPartialSuccess()
@@ -126,23 +134,29 @@ const redialWait = time.Second
 // failure: gRPC would otherwise fail the call at once with the error of its
 // last dial, and dial again only when its own backoff (up to seconds) ends,
 // so a collector that has just come back would go unseen, by a flush above
-// all. It dials now and waits, briefly, for the outcome: ready, or failed
-// again (a refused endpoint fails in milliseconds).
-func (c *grpcClient) redial(ctx context.Context) {
+// all. gRPC keeps the channel in transient failure until a dial succeeds,
+// so the endpoint is probed with a plain TCP connection first: refused, the
+// attempt fails at once; accepted, gRPC dials now and the attempt waits,
+// briefly, for the channel to be ready. It returns the probe's error.
+func (c *grpcClient) redial(ctx context.Context) error {
 	if c.conn.GetState() != connectivity.TransientFailure {
-		return
+		return nil
 	}
-	c.conn.ResetConnectBackoff()
 	ctx, cancel := context.WithTimeout(ctx, redialWait)
 	defer cancel()
+	var d net.Dialer
+	probe, err := d.DialContext(ctx, "tcp", c.dialAddr)
+	if err != nil {
+		return err
+	}
+	probe.Close()
+	c.conn.ResetConnectBackoff()
 	for s := c.conn.GetState(); s != connectivity.Ready; s = c.conn.GetState() {
 		if !c.conn.WaitForStateChange(ctx, s) {
-			return
-		}
-		if s == connectivity.Connecting && c.conn.GetState() == connectivity.TransientFailure {
-			return
+			break
 		}
 	}
+	return nil
 }
 
 // classify reads a failed call's status. connected says whether the call
