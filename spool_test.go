@@ -475,18 +475,20 @@ func TestSpoolCleanShutdown(t *testing.T) {
 // Eight processes on one directory, half killed: while the other half
 // still run, four new ones start and send what the dead left. Each dead
 // file is taken by exactly one of them, no live process's file by any, and
-// every line of all eight arrives.
+// every line of all eight arrives. The four that are killed send to a
+// collector that is down, so that all their lines go through the spool.
 func TestSpoolEightProcesses(t *testing.T) {
 	dir := t.TempDir()
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	down := freeAddr(t)
 	const n = 2000
 	ranks := make([]*child, 8)
 	for i := range ranks {
-		end := "wait"
+		end, endpoint := "wait", srv.addr
 		if i%2 == 0 {
-			end = "kill"
+			end, endpoint = "kill", down
 		}
-		ranks[i] = startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "rank-" + strconv.Itoa(i), lines: n, end: end})
+		ranks[i] = startChild(t, childSpec{dir: dir, endpoint: endpoint, service: "rank-" + strconv.Itoa(i), lines: n, end: end})
 	}
 	for _, c := range ranks {
 		c.expect("logged")
@@ -510,31 +512,40 @@ func TestSpoolEightProcesses(t *testing.T) {
 	for i := range next {
 		next[i] = startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next-" + strconv.Itoa(i)})
 	}
-	takenBy := map[string]int{}
+	// A rank that was alive may take a dead one's files too, if its own
+	// search (in the background, from its start) ran after the kill.
+	takenBy := map[string]string{}
 	var recovered uint64
-	for i, c := range next {
-		rep := c.report()
+	took := func(who string, rep childReport) {
 		recovered += rep.Stats.RecoveredExported
 		for _, f := range rep.Claimed {
-			if j, ok := takenBy[f]; ok {
-				t.Errorf("%s taken by next-%d and next-%d", f, j, i)
+			if other, ok := takenBy[f]; ok {
+				t.Errorf("%s taken by %s and %s", f, other, who)
 			}
-			takenBy[f] = i
+			takenBy[f] = who
 			if !deadFiles[f] {
-				t.Errorf("next-%d took %s, not a dead process's file", i, f)
+				t.Errorf("%s took %s, not a dead process's file", who, f)
 			}
 		}
+	}
+	for i, c := range next {
+		took("next-"+strconv.Itoa(i), c.report())
+	}
+	for i := 1; i < 8; i += 2 {
+		ranks[i].stdin.Close()
+		rep := ranks[i].report()
+		if rep.ShutdownErr != "" {
+			t.Errorf("rank-%d: %s", i, rep.ShutdownErr)
+		}
+		took("rank-"+strconv.Itoa(i), rep)
 	}
 	for f := range deadFiles {
 		if _, ok := takenBy[f]; !ok {
 			t.Errorf("%s was taken by none", f)
 		}
 	}
-	for i := 1; i < 8; i += 2 {
-		ranks[i].stdin.Close()
-		if rep := ranks[i].report(); rep.ShutdownErr != "" {
-			t.Errorf("rank-%d: %s", i, rep.ShutdownErr)
-		}
+	if recovered != 4*n {
+		t.Errorf("%d records recovered, want %d", recovered, 4*n)
 	}
 	got := deliveries(srv)
 	dups := 0
@@ -553,7 +564,11 @@ func TestSpoolEightProcesses(t *testing.T) {
 	if f := segFilesIn(t, dir); len(f) != 0 {
 		t.Errorf("files left: %v", f)
 	}
-	t.Logf("%d files of 4 dead processes taken by 4 new ones, %d records recovered; %d lines twice", len(deadFiles), recovered, dups)
+	byWhom := map[string]int{}
+	for _, who := range takenBy {
+		byWhom[who]++
+	}
+	t.Logf("%d files of 4 dead processes taken, each once (files by taker: %v), %d records recovered; %d lines twice", len(deadFiles), byWhom, recovered, dups)
 }
 
 // A file size limit (RLIMIT_FSIZE) below a spool file's size, from the
