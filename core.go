@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
-	"go.opentelemetry.io/otel/log/global"
 	"go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
@@ -71,7 +71,7 @@ func NewCore(opts ...Option) *Core {
 	checkPrefixes("WithoutLoggerName", cfg.exclude)
 	b := &bridge{cfg: cfg, provider: cfg.provider}
 	if b.provider == nil {
-		b.provider = global.GetLoggerProvider()
+		b.provider = otel.GetLoggerProvider()
 	}
 	b.scopes.Store(&map[string]scope{})
 	return &Core{b: b}
@@ -382,7 +382,7 @@ type flusher interface {
 func (b *bridge) flusher() (flusher, bool) {
 	p := b.cfg.provider
 	if p == nil {
-		p = global.GetLoggerProvider()
+		p = otel.GetLoggerProvider()
 	}
 	f, ok := p.(flusher)
 	return f, ok
@@ -422,15 +422,19 @@ func (l *lossCounter) add(why string) {
 	}
 }
 
+// levelOffset turns a zap level into an index of severities: Debug, zap's
+// least level (-1), is index 0.
+const levelOffset = -zapcore.DebugLevel
+
 // severities are OpenTelemetry's numbers for zap's levels, Debug to Fatal.
 var severities = [...]log.Severity{
-	zapcore.DebugLevel - zapcore.DebugLevel:  log.SeverityDebug,
-	zapcore.InfoLevel - zapcore.DebugLevel:   log.SeverityInfo,
-	zapcore.WarnLevel - zapcore.DebugLevel:   log.SeverityWarn,
-	zapcore.ErrorLevel - zapcore.DebugLevel:  log.SeverityError,
-	zapcore.DPanicLevel - zapcore.DebugLevel: log.SeverityFatal1,
-	zapcore.PanicLevel - zapcore.DebugLevel:  log.SeverityFatal2,
-	zapcore.FatalLevel - zapcore.DebugLevel:  log.SeverityFatal3,
+	zapcore.DebugLevel + levelOffset:  log.SeverityDebug,
+	zapcore.InfoLevel + levelOffset:   log.SeverityInfo,
+	zapcore.WarnLevel + levelOffset:   log.SeverityWarn,
+	zapcore.ErrorLevel + levelOffset:  log.SeverityError,
+	zapcore.DPanicLevel + levelOffset: log.SeverityFatal1,
+	zapcore.PanicLevel + levelOffset:  log.SeverityFatal2,
+	zapcore.FatalLevel + levelOffset:  log.SeverityFatal3,
 }
 
 // severity maps a zap level; custom levels below Debug are Trace, above
@@ -442,5 +446,5 @@ func severity(l zapcore.Level) log.Severity {
 	case l > zapcore.FatalLevel:
 		return log.SeverityFatal4
 	}
-	return severities[l-zapcore.DebugLevel]
+	return severities[l+levelOffset]
 }

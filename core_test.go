@@ -214,7 +214,7 @@ func TestErrors(t *testing.T) {
 	recs := c.records()
 	check := func(i int, key, want string) {
 		t.Helper()
-		if got := attrs(recs[i])[key].Emit(); got != want {
+		if got := attrs(recs[i])[key].String(); got != want {
 			t.Errorf("record %d %s = %q, want %q", i, key, got, want)
 		}
 	}
@@ -335,13 +335,13 @@ func TestNamespaces(t *testing.T) {
 
 	recs := c.records()
 	a := attrs(recs[0])
-	if got := a["req"].Emit(); got != `{"id":"r1","inner":{"call":"c","depth":2}}` {
+	if got := a["req"].String(); got != `{"id":"r1","inner":{"call":"c","depth":2}}` {
 		t.Errorf("req = %s", got)
 	}
 	if a["top"].AsString() != "t" || a[keyExceptionMessage].AsString() != "e" || len(a) != 4 {
 		t.Errorf("attributes %v", a)
 	}
-	if got := attrs(recs[1])["req"].Emit(); got != `{"id":"r1","x":{"y":1}}` {
+	if got := attrs(recs[1])["req"].String(); got != `{"id":"r1","x":{"y":1}}` {
 		t.Errorf("second req = %s", got)
 	}
 }
@@ -461,7 +461,7 @@ func TestInvalidUTF8(t *testing.T) {
 	var seen []string
 	seen = append(seen, r.Body().AsString(), r.InstrumentationScope().Name)
 	r.WalkAttributes(func(kv attribute.KeyValue) bool {
-		seen = append(seen, string(kv.Key), kv.Value.Emit())
+		seen = append(seen, string(kv.Key), kv.Value.String())
 		return true
 	})
 	for _, s := range seen {
@@ -484,7 +484,7 @@ func TestRepeatedKeys(t *testing.T) {
 	var keys []string
 	r := c.only(t)
 	r.WalkAttributes(func(kv attribute.KeyValue) bool {
-		keys = append(keys, string(kv.Key)+"="+kv.Value.Emit())
+		keys = append(keys, string(kv.Key)+"="+kv.Value.String())
 		return true
 	})
 	want := `[step=2 phase=train obj={"k":"second"} ns={"a":2}]`

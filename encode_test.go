@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -37,7 +38,7 @@ func TestFieldConversion(t *testing.T) {
 	var nilPtr *point
 	for _, tc := range []struct {
 		field zap.Field
-		want  string // attribute.Value.Emit() of the attribute under the field's key
+		want  string // attribute.Value.String() of the attribute under the field's key
 		typ   attribute.Type
 	}{
 		{zap.Int("k", -3), "-3", attribute.INT64},
@@ -92,8 +93,8 @@ func TestFieldConversion(t *testing.T) {
 			if len(kvs) != 1 || kvs[0].Key != "k" {
 				t.Fatalf("%v gave %v", tc.field, kvs)
 			}
-			if got := kvs[0].Value; got.Emit() != tc.want || got.Type() != tc.typ {
-				t.Errorf("%v: %s %q, want %s %q", tc.field.Type, got.Type(), got.Emit(), tc.typ, tc.want)
+			if got := kvs[0].Value; got.String() != tc.want || got.Type() != tc.typ {
+				t.Errorf("%v: %s %q, want %s %q", tc.field.Type, got.Type(), got.String(), tc.typ, tc.want)
 			}
 		})
 	}
@@ -129,8 +130,8 @@ func TestReflectLimits(t *testing.T) {
 func TestInlineAndSkip(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addFields([]zap.Field{zap.Inline(point{5, 6}), zap.Skip(), Context(nil)})
-	if got := attribute.MapValue(e.result()...).Emit(); got != `{"x":5,"y":6}` {
+	e.addFields([]zap.Field{zap.Inline(point{5, 6}), zap.Skip(), Context(context.Background())})
+	if got := attribute.MapValue(e.result()...).String(); got != `{"x":5,"y":6}` {
 		t.Errorf("inline gave %s", got)
 	}
 }
@@ -176,13 +177,13 @@ func TestArrayOfEveryType(t *testing.T) {
 	defer putEncoder(e)
 	e.addField(zap.Array("k", everyType{}))
 	want := `[true,"bs","(1+2i)","(3+4i)",1.5,0.1,-1,-64,-32,-16,-8,"s",1,"18446744073709551615",32,16,8,7,1000000000,"2026-01-02T03:04:05Z",[1],{"x":1,"y":2},{"r":1}]`
-	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.Emit(); got != want {
+	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	e2 := getEncoder()
 	defer putEncoder(e2)
 	e2.addFields([]zap.Field{zap.Int32("i32", -32), zap.Int16("i16", -16), zap.Int8("i8", -8), zap.Uint("u", 1)})
-	if got := attribute.MapValue(e2.result()...).Emit(); got != `{"i16":-16,"i32":-32,"i8":-8,"u":1}` {
+	if got := attribute.MapValue(e2.result()...).String(); got != `{"i16":-16,"i32":-32,"i8":-8,"u":1}` {
 		t.Errorf("small ints: %s", got)
 	}
 }

@@ -22,7 +22,7 @@ func (printExporter) Export(_ context.Context, rs []sdklog.Record) error {
 		fmt.Printf("otel: scope=%s severity=%s body=%q trace=%s", r.InstrumentationScope().Name,
 			r.Severity(), r.Body().AsString(), r.TraceID())
 		r.WalkAttributes(func(kv attribute.KeyValue) bool {
-			fmt.Printf(" %s=%s", kv.Key, kv.Value.Emit())
+			fmt.Printf(" %s=%s", kv.Key, kv.Value.String())
 			return true
 		})
 		fmt.Println()

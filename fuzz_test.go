@@ -136,7 +136,7 @@ func FuzzFieldConversion(f *testing.F) {
 		}
 		if got, ok := attrs["f.float64"]; !ok || got.Type() != attribute.FLOAT64 ||
 			math.Float64bits(got.AsFloat64()) != math.Float64bits(fl) && !(math.IsNaN(fl) && math.IsNaN(got.AsFloat64())) {
-			t.Errorf("f.float64 = %v, want %v", got.Emit(), fl)
+			t.Errorf("f.float64 = %v, want %v", got.String(), fl)
 		}
 		fuzzWant(t, attrs, "f.complex", attribute.StringValue(strconv.FormatComplex(complex(fl, float64(i)), 'g', -1, 128)))
 		fuzzWant(t, attrs, "f.bool", attribute.BoolValue(i%2 == 0))
@@ -145,14 +145,14 @@ func FuzzFieldConversion(f *testing.F) {
 		fuzzWant(t, attrs, "f.stringer", attribute.StringValue(vs))
 		fuzzWant(t, attrs, "exception.message", attribute.StringValue(vs))
 		if got := attrs["f.binary"]; got.Type() != attribute.BYTESLICE || string(got.AsByteSlice()) != string(b) {
-			t.Errorf("f.binary = %v (%v), want the bytes %q", got.Emit(), got.Type(), b)
+			t.Errorf("f.binary = %v (%v), want the bytes %q", got.String(), got.Type(), b)
 		}
 		if got := attrs["f.strings"]; got.Type() != attribute.SLICE || len(got.AsSlice()) != 3 {
-			t.Errorf("f.strings = %v (%v), want a 3-element slice", got.Emit(), got.Type())
+			t.Errorf("f.strings = %v (%v), want a 3-element slice", got.String(), got.Type())
 		}
 		for _, k := range []string{"f.object", "f.map", "f.ns"} {
 			if got := attrs[k]; got.Type() != attribute.MAP {
-				t.Errorf("%s = %v (%v), want a map", k, got.Emit(), got.Type())
+				t.Errorf("%s = %v (%v), want a map", k, got.String(), got.Type())
 			}
 		}
 		if _, ok := attrs["f.reflect"]; !ok {
@@ -180,8 +180,8 @@ func fuzzWant(t *testing.T, attrs map[string]attribute.Value, key string, want a
 		t.Errorf("%s is missing", key)
 		return
 	}
-	if got.Type() != want.Type() || got.Emit() != want.Emit() {
-		t.Errorf("%s = %s %q, want %s %q", key, got.Type(), got.Emit(), want.Type(), want.Emit())
+	if got.Type() != want.Type() || got.String() != want.String() {
+		t.Errorf("%s = %s %q, want %s %q", key, got.Type(), got.String(), want.Type(), want.String())
 	}
 }
 

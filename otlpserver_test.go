@@ -35,7 +35,6 @@ type otlpServer struct {
 	mu       sync.Mutex
 	received []*logpb.ResourceLogs
 	keep     bool // keep the requests' records for inspection
-	md       metadata.MD
 }
 
 type serverOption func(*otlpServer, *[]grpc.ServerOption)
@@ -92,7 +91,6 @@ func (s *otlpServer) Export(ctx context.Context, req *collogpb.ExportLogsService
 	rejected := min(s.reject, n)
 	s.records.Add(n - rejected)
 	s.mu.Lock()
-	s.md = md
 	if s.keep {
 		s.received = append(s.received, req.ResourceLogs...)
 	}
@@ -108,12 +106,6 @@ func (s *otlpServer) resources() []*logpb.ResourceLogs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.received
-}
-
-func (s *otlpServer) metadata() metadata.MD {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.md
 }
 
 // waitRecords waits until the server holds n records or d passes.

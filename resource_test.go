@@ -20,7 +20,7 @@ func resourceMap(t *testing.T, opts ...ProviderOption) map[attribute.Key]string 
 	}
 	m := map[attribute.Key]string{}
 	for _, kv := range res.Attributes() {
-		m[kv.Key] = kv.Value.Emit()
+		m[kv.Key] = kv.Value.String()
 	}
 	return m
 }

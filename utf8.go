@@ -42,10 +42,3 @@ func stringValue(s string) attribute.Value { return attribute.StringValue(validS
 func stringAttr(k, v string) attribute.KeyValue {
 	return attribute.KeyValue{Key: validKey(k), Value: stringValue(v)}
 }
-
-func validStrings(ss []string) []string {
-	for i, s := range ss {
-		ss[i] = validString(s)
-	}
-	return ss
-}

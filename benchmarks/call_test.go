@@ -12,7 +12,10 @@ import (
 //
 // ns/op, B/op and allocs/op are testing's own, over the loop: the wall time
 // of a call, and the allocations of the whole process while the loop runs
-// (the export goroutine's included). After the loop the pipeline is shut
+// (the export goroutine's included). runq-ns/op is the time, per call,
+// that the process's threads spent runnable but waiting for a CPU during
+// the loop: what other processes (the receiver among them) took from the
+// wall time. After the loop the pipeline is shut
 // down (every queued line sent and acknowledged) and, from the first line
 // to the end of that flush, it reports:
 //
@@ -37,12 +40,13 @@ func BenchmarkCall(b *testing.B) {
 			s := startSink(b)
 			p := startPipeline(b, name, s.GRPC, pipelineConfig{})
 			cf := p.ctx(traceCtx)
-			m0, cpu0 := mallocs(), cpuTime()
+			m0, cpu0, w0 := mallocs(), cpuTime(), runqWait()
 			n := 0
 			for b.Loop() {
 				info5(p.logger, cf, n)
 				n++
 			}
+			wait := runqWait() - w0
 			p.stop(b)
 			cpu := cpuTime() - cpu0
 			allocs := mallocs() - m0
@@ -62,6 +66,7 @@ func BenchmarkCall(b *testing.B) {
 			peak := heap.stop()
 
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(n), "cpu-ns/op")
+			b.ReportMetric(float64(wait.Nanoseconds())/float64(n), "runq-ns/op")
 			b.ReportMetric(float64(allocs)/float64(n), "total-allocs/op")
 			b.ReportMetric(peak, "peak-heap-MiB")
 			if name == "zap" {

@@ -1,8 +1,11 @@
 package benchmarks
 
 import (
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -69,4 +72,29 @@ func mallocs() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.Mallocs
+}
+
+// runqWait is the time the process's threads have spent runnable but
+// waiting for a CPU (the second field of /proc/self/task/*/schedstat): how
+// much the rest of the machine kept the benchmark off its cores. Zero where
+// the kernel does not say.
+func runqWait() time.Duration {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[1], 10, 64)
+		sum += n
+	}
+	return time.Duration(sum)
 }

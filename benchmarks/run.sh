@@ -37,7 +37,12 @@ export ZAPLENS_BENCH_SINK="$PWD/$out/otlpsink"
 : > "$out/stderr.txt"
 bench() { "$out/bench.test" -test.run='^$' "$@" 2>> "$out/stderr.txt"; }
 
-echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(go version)" | tee "$out/machine.txt"
+{
+	echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(go version)"
+	echo "code: $(git rev-parse --short HEAD)$(git status --porcelain --untracked-files=no -- .. ':!.' ':!../docs' | awk 'NR==1{printf " + uncommitted:"} {printf " %s", $2}')"
+	echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out/machine.txt"
+cat "$out/machine.txt" >&2
 
 # One run of every benchmark at a time, COUNT times over, so that a burst
 # of load from elsewhere on the machine falls on all contenders alike.
@@ -71,6 +76,8 @@ benchstat -col /bridge -row /compute "$out/busy.txt" > "$out/busy-benchstat.txt"
 benchstat -col /bridge -row /case "$out/line.txt" > "$out/line-benchstat.txt"
 benchstat -col /bridge -row /lever "$out/lever.txt" > "$out/lever-benchstat.txt"
 
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
+cat "$out/machine.txt"
 echo
 echo "## The logging call, to a receiver in another process"
 echo

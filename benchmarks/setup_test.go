@@ -39,7 +39,7 @@ func newCountingProvider(opts ...sdklog.LoggerProviderOption) (*sdklog.LoggerPro
 }
 
 // The provider every contender of the benchmarks shares.
-var sharedProvider, sharedExporter = newCountingProvider()
+var sharedProvider, _ = newCountingProvider()
 
 // newBaseCore is the user's existing core: zap's production JSON encoder
 // writing to io.Discard, at Info.

@@ -147,10 +147,8 @@ func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) {
 		octx, ospan := tracer.Start(sctx, "optim.step")
 		work(25 * time.Millisecond)
 		loss *= 0.83
-		gradNorm := 0.9 + 0.1*float64(step)
 		if step == 3 {
-			gradNorm = 14.2
-			optim.Warn("gradient norm clipped", zaplens.Context(octx), zap.Int("step", step), zap.Float64("grad_norm", gradNorm), zap.Float64("max_norm", 1.0))
+			optim.Warn("gradient norm clipped", zaplens.Context(octx), zap.Int("step", step), zap.Float64("grad_norm", 14.2), zap.Float64("max_norm", 1.0))
 		}
 		optim.Info("step done", zaplens.Context(octx), zap.Int("step", step), zap.Float64("loss", round(loss)), zap.Float64("lr", 3e-4), zap.Duration("step_time", 40*time.Millisecond))
 		ospan.End()

@@ -24,6 +24,8 @@ var (
 // knownDefect reports a failure caused by a known library defect: an error
 // under ZAPLENS_STRICT=1, else a log line and an entry in the end-of-run
 // list.
+//
+//lint:ignore U1000 every finding of FINDINGS.md is fixed today; this is how the next one is reported while it is open
 func knownDefect(t testing.TB, finding, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)

@@ -46,7 +46,6 @@ type Pipeline struct {
 	kicked   bool      // the exporter was told a batch is ready
 	flushAt  uint64    // the highest mark a flush asked for
 	flushed  time.Time // when the oldest flush not yet done was asked for
-	final    bool      // exports are a flush's or the shutdown's
 
 	journalClosed bool
 	keeping       bool // the journal keeps what is settled from here on

@@ -262,7 +262,7 @@ func writeBusy(w io.Writer, t *table) {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label, name,
 				t.dur("cpu-sec/delivered", row, c), t.dur("cpu-sec/line", row, c),
-				t.percent("%delivered", row, c), t.count("duplicates", row, c), t.count("uncounted-losses", row, c),
+				t.percent("%delivered", row, c), t.spanned("duplicates", row, c), t.spanned("uncounted-losses", row, c),
 				t.mib("peak-heap-MiB", row, c), t.count("lines/s", row, c))
 		}
 		fmt.Fprintf(w, "| %s | zaplens / official | %s | %s | | | | %s | %s |\n", label,
@@ -270,7 +270,7 @@ func writeBusy(w io.Writer, t *table) {
 			t.ratio1("peak-heap-MiB", row, "zaplens", "official"), t.ratio1("lines/s", row, "zaplens", "official"))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap and delivered also as min–max over the runs. CPU is the whole process's user + system time (getrusage) from the first line to the end of Shutdown, so it includes batching, encoding and OTLP export; the receiver runs in another process.")
+	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap, delivered, duplicates and losses also as min–max over the runs. CPU is the whole process's user + system time (getrusage) from the first line to the end of Shutdown, so it includes batching, encoding and OTLP export; the receiver runs in another process.")
 }
 
 // writeCall writes BenchmarkCall's one row per measure, one column per
@@ -299,13 +299,15 @@ func writeCall(w io.Writer, t *table) {
 		format      func(unit, row, col string) string
 	}{
 		{"wall time per call (ns/op)", "sec/op", t.dur},
+		{"wall time per call, least disturbed run (lowest ns/op)", "ns/op", t.rawMin},
+		{"time runnable but off the CPUs, per call (runq)", "runq-sec/op", t.dur},
 		{"allocations per call, whole process, during the loop (allocs/op)", "allocs/op", t.count},
 		{"bytes allocated per call, same (B/op)", "B/op", t.count},
 		{"allocations per line, whole process, to the end of the flush", "total-allocs/op", t.float},
 		{"CPU per line logged, whole process, to the end of the flush", "cpu-sec/op", t.dur},
 		{"CPU per delivered line", "cpu-sec/delivered", t.dur},
 		{"delivered", "%delivered", t.percent},
-		{"sent twice, per 1,000 lines", "dup/1k", t.float},
+		{"sent twice, per 1,000 lines", "dup/1k", t.spanned},
 		{"peak heap above the start", "peak-heap-MiB", t.mib},
 	}
 	for _, m := range measures {
@@ -320,12 +322,17 @@ func writeCall(w io.Writer, t *table) {
 		fmt.Fprintf(w, " %s | %s |\n", t.ratio1(m.unit, row, "zaplens", "official"), t.ratio1(m.unit, row, "zaplens", "zap"))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap and delivered also as min–max over the runs.")
+	fmt.Fprintln(w, "Medians over the runs (± benchstat's 95% interval where it has one); peak heap, delivered and duplicates also as min–max over the runs.")
 }
 
 // ratio1 is num/den of one unit, "—" if either is missing.
 func (t *table) ratio1(unit, row, num, den string) string {
 	n, d := t.get(unit, row, num), t.get(unit, row, den)
+	if _, ok := t.cells[unit]; !ok { // a unit only the raw runs have: their lowest
+		nlo, _, nok := t.raw.span(unit, row, num)
+		dlo, _, dok := t.raw.span(unit, row, den)
+		n, d = cell{v: nlo, ok: nok}, cell{v: dlo, ok: dok}
+	}
 	switch {
 	case !n.ok || !d.ok:
 		return "—"
@@ -345,6 +352,15 @@ func (t *table) dur(unit, row, col string) string {
 	return withCI(c)
 }
 
+// rawMin is the lowest of the raw runs' values, in nanoseconds.
+func (t *table) rawMin(unit, row, col string) string {
+	lo, _, ok := t.raw.span(unit, row, col)
+	if !ok {
+		return "—"
+	}
+	return fmtNs(lo)
+}
+
 func (t *table) count(unit, row, col string) string {
 	c := t.get(unit, row, col)
 	return fmtNum(c.v, c.ok)
@@ -356,6 +372,19 @@ func (t *table) float(unit, row, col string) string {
 		return "—"
 	}
 	return strconv.FormatFloat(c.v, 'f', 2, 64)
+}
+
+// spanned is the median with the range over the runs when they differ.
+func (t *table) spanned(unit, row, col string) string {
+	c := t.get(unit, row, col)
+	if !c.ok {
+		return "—"
+	}
+	s := strconv.FormatFloat(c.v, 'f', -1, 64)
+	if lo, hi, ok := t.raw.span(unit, row, col); ok && lo != hi {
+		s += fmt.Sprintf(" (%g–%g)", lo, hi)
+	}
+	return s
 }
 
 func (t *table) percent(unit, row, col string) string {
@@ -465,11 +494,4 @@ func fmtNum(v float64, ok bool) string {
 		return "—"
 	}
 	return strconv.FormatFloat(math.Round(v), 'f', -1, 64)
-}
-
-func fmtFloat(v float64, ok bool) string {
-	if !ok {
-		return "—"
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
 }
