@@ -281,13 +281,6 @@ func segFilesIn(t *testing.T, dir string) []string {
 	return m
 }
 
-func waitServer(t *testing.T, s *otlpServer, n int64) {
-	t.Helper()
-	if got := s.waitRecords(n, 30*time.Second); got < n {
-		t.Fatalf("the server holds %d records, want at least %d", got, n)
-	}
-}
-
 // A child killed (SIGKILL, os.Exit, a panic in a goroutine, zap's Fatal,
 // which flushes first) while the collector is down loses nothing: the next
 // start on the directory sends every line, with the dead process's
