@@ -10,7 +10,7 @@ import (
 // busy rank's size appended, and settled as an export would settle it, so
 // that files are made, filled and removed as in a long run.
 func BenchmarkAppend(b *testing.B) {
-	s := openTest(&testing.T{}, b.TempDir(), func(c *Config) { c.SegmentBytes = DefaultSegmentBytes; c.MaxBytes = DefaultMaxBytes })
+	s := openTest(b, b.TempDir(), func(c *Config) { c.SegmentBytes = DefaultSegmentBytes; c.MaxBytes = DefaultMaxBytes })
 	defer s.Close()
 	rec := encoded("step progress, a line of the usual size with four fields of the usual kind: step, i, loss and phase; about two hundred bytes in all")
 	b.SetBytes(int64(len(rec)))

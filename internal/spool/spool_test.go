@@ -29,7 +29,7 @@ func encoded(body string) []byte {
 		Body: attribute.StringValue(body)}, nil, otlpwire.DefaultLimits)
 }
 
-func openTest(t *testing.T, dir string, mod func(*Config)) *Spool {
+func openTest(t testing.TB, dir string, mod func(*Config)) *Spool {
 	t.Helper()
 	cfg := Config{Dir: dir, SegmentBytes: testSegment, MaxBytes: 64 * testSegment,
 		Resource: otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")}
