@@ -14,6 +14,7 @@ import (
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
+	"github.com/zaplens/zaplens/internal/spool"
 )
 
 // LoggerProvider is an OpenTelemetry log.LoggerProvider with an export
@@ -31,6 +32,9 @@ type LoggerProvider struct {
 	reporter *reporter
 	close    func(context.Context) error // the exporter's
 	stopped  atomic.Bool
+	spool    *spool.Spool   // nil without WithSpool
+	spoolErr error          // why the spool stepped aside at start
+	shipper  *spool.Shipper // sends what ended processes left in the spool
 
 	mu            sync.Mutex
 	loggers       map[loggerKey]*logger
@@ -78,6 +82,9 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 	if err != nil {
 		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
 	}
+	if p.spoolErr != nil {
+		return p, fmt.Errorf("zaplens: logger provider: %w", p.spoolErr)
+	}
 	return p, nil
 }
 
@@ -89,6 +96,9 @@ func noopProvider() *LoggerProvider {
 
 // build assembles the pipeline: encoder -> queue -> exporter.
 func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
+	if err := c.resolveSpool(); err != nil {
+		return nil, err
+	}
 	res, err := newResource(ctx, c)
 	if err != nil {
 		return nil, err
@@ -108,6 +118,8 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	}
 	p.close = exp.close
 	metrics := newPipelineMetrics(c, exp)
+	resource := otlpwire.NewResource(res.Attributes(), res.SchemaURL())
+	journal := p.openSpool(c, resource)
 	p.pipe = pipeline.New(pipeline.Config{
 		MaxQueueBytes:   c.queueBytes.value,
 		MaxQueueRecords: c.queueRecords(),
@@ -116,11 +128,13 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		ScheduleDelay:   c.scheduleDelay.value,
 		ExportTimeout:   c.exportTimeout.value,
 		BlockOnFull:     c.blockOnFull,
-		Resource:        otlpwire.NewResource(res.Attributes(), res.SchemaURL()),
+		Resource:        resource,
 		Export:          metrics.wrap(exp.export),
+		Journal:         journal,
 	})
 	metrics.observe(p.pipe)
 	p.reporter = newReporter(p, c)
+	p.startShipper(c, exp.export)
 	return p, nil
 }
 
@@ -176,7 +190,9 @@ func (p *LoggerProvider) Stats() Stats {
 	if p.pipe == nil {
 		return Stats{}
 	}
-	return statsOf(p.pipe.Counts())
+	s := statsOf(p.pipe.Counts())
+	p.spoolStats(&s)
+	return s
 }
 
 // ForceFlush exports every queued record and waits, at most until ctx is
@@ -243,7 +259,10 @@ func (p *LoggerProvider) Shutdown(ctx context.Context) error {
 }
 
 func (p *LoggerProvider) shutdown(ctx context.Context) error {
+	shipped := p.stopShipper(ctx)
 	err := p.pipe.Shutdown(ctx)
+	shipped()
+	p.pipe.CloseJournal()
 	if cerr := p.close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -93,6 +93,7 @@ type providerConfig struct {
 	attrCount     setting[int]
 	attrValueLen  setting[int]
 	warnings      []string // told once through the loss writer at start
+	spool         spoolConfig
 
 	exportFunc     pipeline.ExportFunc // tests: replaces otlp and console
 	consoleWriter  io.Writer

@@ -35,8 +35,12 @@ func (l Loss) String() string {
 // life, why, and the latest export error with its age, so that an old one
 // is not read as the cause of the last loss.
 func undelivered(s Stats, err error, at time.Time) string {
-	return fmt.Sprintf("zaplens: %d of %d log records were not delivered over the provider's life (%d dropped because the queue was full, %d failed to export, %d still queued at shutdown)%s",
-		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued, lastError(err, at))
+	kept := ""
+	if s.Kept > 0 {
+		kept = fmt.Sprintf("; %d of them kept in the spool for the next start", s.Kept)
+	}
+	return fmt.Sprintf("zaplens: %d of %d log records were not delivered over the provider's life (%d dropped because the queue was full, %d failed to export, %d still queued at shutdown)%s%s",
+		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued, kept, lastError(err, at))
 }
 
 func lastError(err error, at time.Time) string {

@@ -30,6 +30,31 @@ type Stats struct {
 	// Cut is the records too large for any export request whose longest
 	// values were cut to fit; they are counted as delivered too.
 	Cut uint64
+
+	// The spool's counts ([WithSpool]); zero without it.
+
+	// Unprotected is the records accepted while the spool had stepped
+	// aside (an unwritable directory, a full disk, a file size limit):
+	// they went on in memory only, without crash protection. They are
+	// counted in the others too.
+	Unprotected uint64
+	// Kept is the records Shutdown left unsent in the spool, for the next
+	// start or zaplens-ship: those it could not deliver, or had no time
+	// to. They are counted as failed or queued too.
+	Kept uint64
+	// Recovered is the records found unsent in the spool files of
+	// processes that ended, which this provider sends; they are not in
+	// Emitted.
+	Recovered uint64
+	// RecoveredExported is those of Recovered the collector acknowledged.
+	RecoveredExported uint64
+	// RecoveredFailed is those of Recovered the collector rejected. The
+	// rest, when the collector could not be reached, stay in their files
+	// for a later start.
+	RecoveredFailed uint64
+	// Torn is the frames of those files skipped as torn (a write cut short
+	// by the process's death) or corrupt.
+	Torn uint64
 }
 
 // Lost is the records that will never be delivered: Dropped + Failed.
@@ -44,5 +69,6 @@ func (s Stats) String() string {
 // statsOf reads the pipeline's counts, which it keeps under one lock so
 // that they add up at every moment.
 func statsOf(c pipeline.Counts) Stats {
-	return Stats{Emitted: c.Emitted, Exported: c.Exported, Dropped: c.Dropped, Failed: c.Failed, Queued: c.Queued, Cut: c.Cut}
+	return Stats{Emitted: c.Emitted, Exported: c.Exported, Dropped: c.Dropped, Failed: c.Failed, Queued: c.Queued, Cut: c.Cut,
+		Unprotected: c.Unprotected}
 }

@@ -76,11 +76,15 @@ func startPipeline(tb testing.TB, name, endpoint string, cfg pipelineConfig) pip
 			shutdown: p.Shutdown,
 			lost:     noLoss, // the SDK drops without a count a program can read
 		}
-	case "zaplens":
+	case "zaplens", "zaplens-spool":
 		// zaplens.NewTee over the same core on zaplens.NewLoggerProvider's
-		// own pipeline with its defaults, told only where the receiver is.
-		p, err := zaplens.NewLoggerProvider(context.Background(),
-			zaplens.WithEndpoint("http://"+endpoint))
+		// own pipeline with its defaults, told only where the receiver is;
+		// with the spool on, in a directory of the test's.
+		opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + endpoint)}
+		if name == "zaplens-spool" {
+			opts = append(opts, zaplens.WithSpool(tb.TempDir()))
+		}
+		p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}

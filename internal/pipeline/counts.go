@@ -9,4 +9,6 @@ type Counts struct {
 	Failed   uint64 // in exports that failed, or rejected by the collector
 	Queued   uint64 // waiting, or in an export not yet answered
 	Cut      uint64 // values cut to fit a request; counted in the others too
+
+	Unprotected uint64 // accepted without the journal's copy: it stepped aside
 }

@@ -67,12 +67,26 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	p.mu.Lock()
 	p.q.release(b.done)
 	rejected = min(max(rejected, 0), n)
+	// An export that failed while a flush or the shutdown waited for it
+	// failed as the flush's did (the exporter gives way to the flush).
+	urgent := final || p.stopped || p.flushAt > p.settled
 	p.counts.Exported += uint64(n - rejected)
 	p.counts.Failed += uint64(rejected)
 	p.obs.fail(err, rejected)
 	p.settled += uint64(n)
 	if err != nil {
 		p.lastErr, p.lastAt = err, time.Now()
+	}
+	if p.cfg.Journal != nil && !p.journalClosed {
+		// What a flush or the shutdown could not send, as a dying process
+		// flushes its last lines, is kept for a later process until an
+		// export succeeds while the pipeline runs.
+		if urgent && err != nil && rejected == n {
+			p.keeping = true
+		} else if err == nil && !p.stopped {
+			p.keeping = false
+		}
+		p.cfg.Journal.Settle(n, p.keeping)
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()

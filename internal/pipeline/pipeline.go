@@ -26,6 +26,7 @@ type Config struct {
 	BlockOnFull     time.Duration // how long a producer waits for room; 0: drop at once
 	Resource        otlpwire.Resource
 	Export          ExportFunc
+	Journal         Journal // keeps a copy of each record until settled; nil: none
 }
 
 // Pipeline queues encoded records and exports them from one goroutine.
@@ -46,6 +47,9 @@ type Pipeline struct {
 	flushAt  uint64    // the highest mark a flush asked for
 	flushed  time.Time // when the oldest flush not yet done was asked for
 	obs      observed  // for the metrics (observe.go)
+
+	journalClosed bool
+	keeping       bool // the journal keeps what is settled from here on
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
@@ -77,6 +81,9 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scopes = append(p.scopes, s)
+	if p.cfg.Journal != nil && !p.journalClosed {
+		p.cfg.Journal.AddScope(len(p.scopes)-1, s)
+	}
 	return len(p.scopes) - 1
 }
 
@@ -100,6 +107,14 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	if !ok && p.cfg.BlockOnFull > 0 && !p.stopped {
 		p.mu.Unlock()
 		ok = p.waitForRoom(len(rec))
+	}
+	if ok && p.cfg.Journal != nil {
+		switch p.cfg.Journal.Append(scope, rec) {
+		case Unjournaled:
+			p.counts.Unprotected++
+		case JournalFull:
+			ok = false
+		}
 	}
 	if ok {
 		p.q.push(scope, rec)

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/zaplens/zaplens"
+	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// The test binary is also the command and the program whose spool it
+// sends: TestMain runs one or the other in a child, as the environment
+// says.
+func TestMain(m *testing.M) {
+	switch os.Getenv("ZAPLENS_SHIP_TEST") {
+	case "command":
+		os.Exit(run(os.Args[1:]))
+	case "writer":
+		writer()
+	}
+	os.Exit(m.Run())
+}
+
+// writer logs lines through a provider with a spool, says so, and waits to
+// be killed.
+func writer() {
+	p, err := zaplens.NewLoggerProvider(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	logger := zap.New(zaplens.NewCore(zaplens.WithLoggerProvider(p)))
+	n, _ := strconv.Atoi(os.Getenv("LINES"))
+	for i := range n {
+		logger.Info("line " + strconv.Itoa(i))
+	}
+	os.Stdout.WriteString("logged\n")
+	select {}
+}
+
+// collector counts the records it is sent, per service.
+type collector struct {
+	collogpb.UnimplementedLogsServiceServer
+	records atomic.Int64
+	service atomic.Value
+}
+
+func (c *collector) Export(_ context.Context, req *collogpb.ExportLogsServiceRequest) (*collogpb.ExportLogsServiceResponse, error) {
+	for _, rl := range req.ResourceLogs {
+		for _, kv := range rl.GetResource().GetAttributes() {
+			if kv.Key == "service.name" {
+				c.service.Store(kv.GetValue().GetStringValue())
+			}
+		}
+		for _, sl := range rl.ScopeLogs {
+			c.records.Add(int64(len(sl.LogRecords)))
+		}
+	}
+	return &collogpb.ExportLogsServiceResponse{}, nil
+}
+
+func serve(t *testing.T, addr string) *collector {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{}
+	srv := grpc.NewServer()
+	collogpb.RegisterLogsServiceServer(srv, c)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return c
+}
+
+func environ(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "ZAPLENS_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// zaplens-ship on a directory left by a killed program: with the collector
+// down it leaves everything and exits 1; with it up it sends every line,
+// with the program's own service name, and exits 0.
+func TestShipKilledWritersSpool(t *testing.T) {
+	dir := t.TempDir()
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := lis.Addr().String()
+	lis.Close()
+	const n = 4000
+
+	w := exec.Command(os.Args[0])
+	w.Env = environ("ZAPLENS_SHIP_TEST=writer", "ZAPLENS_SPOOL_DIR="+dir, "LINES="+strconv.Itoa(n),
+		"OTEL_SERVICE_NAME=trainer", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr)
+	out, _ := w.StdoutPipe()
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 7)
+	if _, err := out.Read(buf); err != nil || string(buf) != "logged\n" {
+		t.Fatalf("writer: %q %v", buf, err)
+	}
+	w.Process.Kill()
+	w.Wait()
+
+	ship := func() (string, int) {
+		cmd := exec.Command(os.Args[0], "-timeout", "20s", dir)
+		cmd.Env = environ("ZAPLENS_SHIP_TEST=command", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr, "OTEL_EXPORTER_OTLP_TIMEOUT=300")
+		b, err := cmd.CombinedOutput()
+		code := 0
+		if e, ok := err.(*exec.ExitError); ok {
+			code = e.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(b), code
+	}
+	got, code := ship()
+	if code != 1 || !strings.Contains(got, strconv.Itoa(n)+" left in the spool") {
+		t.Errorf("collector down: exit %d, output:\n%s", code, got)
+	}
+	c := serve(t, addr)
+	got, code = ship()
+	if code != 0 || !strings.Contains(got, strconv.Itoa(n)+" delivered") {
+		t.Errorf("collector up: exit %d, output:\n%s", code, got)
+	}
+	if c.records.Load() != n || c.service.Load() != "trainer" {
+		t.Errorf("collector got %d records of %v, want %d of trainer", c.records.Load(), c.service.Load(), n)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Errorf("left in the directory: %v", m)
+	}
+	t.Logf("output:\n%s", got)
+}
+
+// Bad usage exits 2.
+func TestUsage(t *testing.T) {
+	if code := run(nil); code != 2 {
+		t.Errorf("no directory: exit %d", code)
+	}
+}

@@ -1,0 +1,49 @@
+package pipeline
+
+import "github.com/zaplens/zaplens/internal/otlpwire"
+
+// A Journal keeps a copy of every record the pipeline accepts outside the
+// process's memory, from before the logging call returns until the record
+// is settled, so that another process can send what this one could not if
+// it dies. The spool (internal/spool) is one. Every method is called with
+// the pipeline's lock held, in the order of the records: it must not wait.
+type Journal interface {
+	// AddScope tells the encoded scope of number i, before any record of it.
+	AddScope(i int, s otlpwire.Scope)
+	// Append copies an accepted record, of the scope numbered scope.
+	Append(scope int, rec []byte) Verdict
+	// Settle tells that the n oldest records not yet settled are: exported,
+	// or failed. keep says to keep them, and those before them not yet
+	// let go, for a later process: a flush or the shutdown failed to send
+	// records, and no export succeeded since while the pipeline ran.
+	Settle(n int, keep bool)
+	// Close ends the journal; it is called once, when the pipeline has
+	// stopped or given up waiting for its exporter. Records it still holds
+	// unsettled stay for a later process.
+	Close()
+}
+
+// Verdict is what a journal did with a record.
+type Verdict uint8
+
+const (
+	// Journaled: the record is copied.
+	Journaled Verdict = iota
+	// Unjournaled: the journal stepped aside (a full disk, say); the record
+	// goes on in memory only, and is counted as Unprotected.
+	Unjournaled
+	// JournalFull: the journal is at its bound; the record is dropped, and
+	// counted as a full queue's are.
+	JournalFull
+)
+
+// CloseJournal closes the journal, if any, once. Records settled after it
+// are not told to it.
+func (p *Pipeline) CloseJournal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cfg.Journal != nil && !p.journalClosed {
+		p.journalClosed = true
+		p.cfg.Journal.Close()
+	}
+}

@@ -1,0 +1,281 @@
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// A spool file, a segment, has a fixed size, allocated when it is made. It
+// starts with a header, then holds frames one after the other; the rest is
+// zeros. All numbers are in the byte order of the machine that wrote them:
+// a spool is read on the machine it was written on.
+//
+//	header (64 bytes)
+//	  0  magic "zlspool\n"
+//	  8  version uint32
+//	 12  header size uint32 (where frames start)
+//	 16  settled uint64: records, counted from the first, that need not be sent
+//	 24  size uint64: the file's size as made
+//	 32  pid uint32
+//	 40  created int64, Unix nanoseconds
+//	frame
+//	  0  length uint32 of the payload, written last: 0 ends the frames
+//	  4  crc32c uint32 of the kind and the payload
+//	  8  kind uint32: a scope's number for a record; kindResource, kindScope
+//	 12  payload, then zeros up to a multiple of 4
+//
+// A record's payload is a LogRecord's content as the pipeline encodes it.
+// The first frame is the resource (kindResource: uint32 length, field,
+// schema URL); a scope (kindScope: uint32 number, uint32 length, field,
+// schema URL) comes before the first record of its number in each
+// segment, so that every segment can be sent alone.
+
+const (
+	magic      = "zlspool\n"
+	version    = 1
+	headerSize = 64
+	frameHead  = 12
+
+	offVersion = 8
+	offHeader  = 12
+	offSettled = 16
+	offSize    = 24
+	offPID     = 32
+	offCreated = 40
+
+	kindResource = 0xFFFFFFFF
+	kindScope    = 0xFFFFFFFE
+	// kinds at kindFirst and above are not records.
+	kindFirst = 0xFFFFFF00
+)
+
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	order      = binary.NativeEndian
+)
+
+// frameSize is the bytes a frame of a payload of n bytes takes.
+func frameSize(n int) int { return frameHead + (n+3)&^3 }
+
+// putFrame writes a frame at off of mem, which must have room for it, and
+// returns the offset after it. The length goes last, in one aligned store,
+// so that a frame cut short by the death of the process reads as no frame.
+func putFrame(mem []byte, off int, kind uint32, payload []byte) int {
+	body := mem[off+8 : off+frameHead+len(payload)]
+	order.PutUint32(body, kind)
+	copy(body[4:], payload)
+	order.PutUint32(mem[off+4:], crc32.Update(0, castagnoli, body))
+	storeUint32(mem[off:], uint32(len(payload)))
+	return off + frameSize(len(payload))
+}
+
+// storeUint32 stores v at b[0:4], aligned, in one atomic store.
+func storeUint32(b []byte, v uint32) {
+	_ = b[3]
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&b[0])), v)
+}
+
+// storeUint64 stores v at b[0:8], aligned, in one atomic store.
+func storeUint64(b []byte, v uint64) {
+	_ = b[7]
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&b[0])), v)
+}
+
+// putHeader writes a new segment's header.
+func putHeader(mem []byte, size, pid int, created int64) {
+	copy(mem, magic)
+	order.PutUint32(mem[offVersion:], version)
+	order.PutUint32(mem[offHeader:], headerSize)
+	order.PutUint64(mem[offSize:], uint64(size))
+	order.PutUint32(mem[offPID:], uint32(pid))
+	order.PutUint64(mem[offCreated:], uint64(created))
+}
+
+// resourcePayload is the payload of a resource frame.
+func resourcePayload(r otlpwire.Resource) []byte {
+	field, url := r.Raw()
+	b := order.AppendUint32(nil, uint32(len(field)))
+	b = append(b, field...)
+	return append(b, url...)
+}
+
+// scopePayload is the payload of a scope frame.
+func scopePayload(i int, s otlpwire.Scope) []byte {
+	field, url := s.Raw()
+	b := order.AppendUint32(nil, uint32(i))
+	b = order.AppendUint32(b, uint32(len(field)))
+	b = append(b, field...)
+	return append(b, url...)
+}
+
+var errBadPayload = errors.New("bad payload")
+
+func parseResource(p []byte) (otlpwire.Resource, error) {
+	if len(p) < 4 {
+		return otlpwire.Resource{}, errBadPayload
+	}
+	n := int(order.Uint32(p))
+	if n > len(p)-4 {
+		return otlpwire.Resource{}, errBadPayload
+	}
+	var field []byte
+	if n > 0 {
+		field = p[4 : 4+n]
+	}
+	return otlpwire.ResourceFromRaw(field, string(p[4+n:])), nil
+}
+
+func parseScope(p []byte) (uint32, otlpwire.Scope, error) {
+	if len(p) < 8 {
+		return 0, otlpwire.Scope{}, errBadPayload
+	}
+	i := order.Uint32(p)
+	n := int(order.Uint32(p[4:]))
+	if n > len(p)-8 {
+		return 0, otlpwire.Scope{}, errBadPayload
+	}
+	var field []byte
+	if n > 0 {
+		field = p[8 : 8+n]
+	}
+	return i, otlpwire.ScopeFromRaw(field, string(p[8+n:])), nil
+}
+
+// frame is one frame read back.
+type frame struct {
+	kind    uint32
+	payload []byte
+}
+
+// contents is what a segment holds, read back.
+type contents struct {
+	pid      int
+	created  int64
+	settled  uint64 // records that need not be sent
+	resource otlpwire.Resource
+	scopes   map[uint32]otlpwire.Scope
+	records  []frame // every record frame, the settled ones included; a corrupt one has a nil payload
+	torn     int     // torn or corrupt frames, and junk after the last frame
+}
+
+var errNotSegment = errors.New("not a spool file: bad header")
+
+// parse reads a segment's bytes. Every complete frame before a torn or
+// corrupt one is kept; a corrupt frame whose length is sound is skipped
+// when a sound frame follows it, and reading stops otherwise.
+func parse(b []byte) (*contents, error) {
+	if len(b) < headerSize || string(b[:len(magic)]) != magic || order.Uint32(b[offVersion:]) != version {
+		return nil, errNotSegment
+	}
+	start := int(order.Uint32(b[offHeader:]))
+	size := int(order.Uint64(b[offSize:]))
+	if start < headerSize || start > len(b) || start%4 != 0 {
+		return nil, errNotSegment
+	}
+	c := &contents{
+		pid:     int(order.Uint32(b[offPID:])),
+		created: int64(order.Uint64(b[offCreated:])),
+		settled: order.Uint64(b[offSettled:]),
+		scopes:  map[uint32]otlpwire.Scope{},
+	}
+	end := len(b)
+	if size >= start && size < end {
+		// Bytes past the size the file was made with are junk.
+		if !allZero(b[size:]) {
+			c.torn++
+		}
+		end = size
+	}
+	off := start
+	for off+frameHead <= end {
+		n := int(order.Uint32(b[off:]))
+		if n == 0 {
+			break
+		}
+		f, ok := readFrame(b[:end], off)
+		next := off + frameSize(n)
+		if !ok {
+			c.torn++
+			if next+frameHead > end || !sound(b[:end], next) {
+				// The length cannot be trusted: stop here, and count
+				// what follows as part of the same tear.
+				return c, nil
+			}
+			if f.kind < kindFirst {
+				c.records = append(c.records, frame{kind: f.kind})
+			}
+			off = next
+			continue
+		}
+		switch f.kind {
+		case kindResource:
+			if r, err := parseResource(f.payload); err == nil {
+				c.resource = r
+			} else {
+				c.torn++
+			}
+		case kindScope:
+			if i, s, err := parseScope(f.payload); err == nil {
+				c.scopes[i] = s
+			} else {
+				c.torn++
+			}
+		default:
+			if f.kind < kindFirst {
+				c.records = append(c.records, f)
+			} else {
+				c.torn++
+			}
+		}
+		off = next
+	}
+	if off < end && !allZero(b[off:end]) {
+		c.torn++ // a frame cut before its length was written, or junk
+	}
+	return c, nil
+}
+
+// readFrame reads the frame at off, and reports whether it is whole and
+// its checksum right. A frame that is not still gives its kind.
+func readFrame(b []byte, off int) (frame, bool) {
+	n := int(order.Uint32(b[off:]))
+	kind := order.Uint32(b[off+8:])
+	if n > len(b)-off-frameHead {
+		return frame{kind: kindFirst}, false
+	}
+	body := b[off+8 : off+frameHead+n]
+	if crc32.Update(0, castagnoli, body) != order.Uint32(b[off+4:]) {
+		return frame{kind: kind}, false
+	}
+	return frame{kind: kind, payload: body[4:]}, true
+}
+
+// sound tells whether a whole frame with the right checksum, or the end of
+// the frames, is at off.
+func sound(b []byte, off int) bool {
+	if order.Uint32(b[off:]) == 0 {
+		return true
+	}
+	_, ok := readFrame(b, off)
+	return ok
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if order.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}

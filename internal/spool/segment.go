@@ -1,0 +1,203 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// segment is one of this process's files, mapped. Its fields are the
+// pipeline's, under its lock, but for the housekeeper's: made, then handed
+// over as the spare; retired, then handed back to be removed.
+type segment struct {
+	path string
+	fd   int
+	mem  []byte
+
+	off      int    // where the next frame goes
+	first    uint64 // the spool's number of its first record
+	written  uint64 // records in it
+	settled  uint64 // of those, settled, as its header says
+	sealed   bool   // full: no record goes in any more
+	touched  bool   // every page was written through the mapping once
+	hasScope []bool // scopes whose frame it holds
+}
+
+// segName names the seq-th segment of the process with prefix
+// "<pid>-<start nanos>-". Names sort in the order a process made them.
+func segName(prefix string, seq int) string {
+	return fmt.Sprintf("%s%08d.seg", prefix, seq)
+}
+
+// parseName reads the prefix and sequence number of a segment's name.
+func parseName(name string) (prefix string, seq int, ok bool) {
+	base, found := strings.CutSuffix(name, ".seg")
+	if !found {
+		return "", 0, false
+	}
+	i := strings.LastIndexByte(base, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.Atoi(base[i+1:])
+	if err != nil || strings.Count(base[:i], "-") != 1 {
+		return "", 0, false
+	}
+	return base[:i+1], seq, true
+}
+
+// makeSegment creates, locks, allocates and maps a segment of size bytes,
+// writes its header and resource frame, touches every page so that the
+// logging call takes no page fault, and only then gives it its name: a file
+// with a segment's name is always whole and always locked by a live owner
+// or by none.
+func makeSegment(dir, name string, size, pid int, created int64, resource []byte) (seg *segment, err error) {
+	path := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	fd, err := syscall.Open(tmp, syscall.O_RDWR|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, &os.PathError{Op: "create", Path: tmp, Err: err}
+	}
+	fail := func(op string, e error) (*segment, error) {
+		syscall.Unlink(tmp)
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: op, Path: tmp, Err: e}
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fail("lock", err)
+	}
+	// Blocks are taken now, so that a full disk shows here, as an error,
+	// and not later as a SIGBUS in the logging call; zeros written through
+	// the page cache make the pages' first faults cheap (a fault on a page
+	// of an allocated but unwritten block costs ten times more).
+	if err := fallocate(fd, int64(size)); err != nil {
+		return fail("allocate", err)
+	}
+	if err := writeZeros(fd, size); err != nil {
+		return fail("write", err)
+	}
+	mem, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fail("mmap", err)
+	}
+	seg = &segment{path: path, fd: fd, mem: mem}
+	if err := seg.prepare(size, pid, created, resource); err != nil {
+		syscall.Munmap(mem)
+		return fail("write", err)
+	}
+	if err := syscall.Rename(tmp, path); err != nil {
+		syscall.Munmap(mem)
+		return fail("rename", err)
+	}
+	return seg, nil
+}
+
+// fallocate takes the blocks of a file of size bytes.
+func fallocate(fd int, size int64) error {
+	for {
+		err := syscall.Fallocate(fd, 0, 0, size)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// zeros is what writeZeros writes, a piece at a time.
+var zeros [256 << 10]byte
+
+func writeZeros(fd, size int) error {
+	for off := 0; off < size; {
+		n, err := syscall.Pwrite(fd, zeros[:min(len(zeros), size-off)], int64(off))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
+}
+
+// recycle makes a settled segment of this process the new file name, empty:
+// its pages are in memory and mapped already, so that taking it costs the
+// logging call no fault, and the housekeeper only a clear of what was
+// written. It is renamed out of the way first: a death halfway leaves a
+// file the next start removes, never one whose records would be sent again.
+func (seg *segment) recycle(dir, name string, pid int, created int64, resource []byte) (err error) {
+	path := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := syscall.Rename(seg.path, tmp); err != nil {
+		return &os.PathError{Op: "rename", Path: seg.path, Err: err}
+	}
+	seg.path = tmp
+	if err := seg.clear(); err != nil {
+		return err
+	}
+	if err := seg.prepare(len(seg.mem), pid, created, resource); err != nil {
+		return err
+	}
+	if err := syscall.Rename(tmp, path); err != nil {
+		return &os.PathError{Op: "rename", Path: tmp, Err: err}
+	}
+	seg.path = path
+	seg.first, seg.written, seg.settled, seg.sealed = 0, 0, 0, false
+	clear(seg.hasScope)
+	return nil
+}
+
+// clear zeros what was written, the header's settled count first.
+func (seg *segment) clear() (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fault in the mapped file: %v", r)
+		}
+	}()
+	storeUint64(seg.mem[offSettled:], 0)
+	clear(seg.mem[headerSize:seg.off])
+	return nil
+}
+
+// prepare writes the header and the resource frame, and touches each page.
+// A fault in the mapping (the file cut, an I/O error) is an error here.
+func (seg *segment) prepare(size, pid int, created int64, resource []byte) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("fault in the mapped file: %v", r)
+		}
+	}()
+	mem := seg.mem
+	putHeader(mem, size, pid, created)
+	seg.off = putFrame(mem, headerSize, kindResource, resource)
+	if !seg.touched {
+		for i := (seg.off + pageSize - 1) &^ (pageSize - 1); i < len(mem); i += pageSize {
+			mem[i] = 0
+		}
+		seg.touched = true
+	}
+	return nil
+}
+
+var pageSize = os.Getpagesize()
+
+// unmap releases the mapping and the file, and with it the lock; remove
+// first unlinks it, so that no other process takes an empty file.
+func (seg *segment) close(remove bool) error {
+	var errs []error
+	if remove {
+		errs = append(errs, syscall.Unlink(seg.path))
+	}
+	if seg.mem != nil {
+		errs = append(errs, syscall.Munmap(seg.mem))
+		seg.mem = nil
+	}
+	errs = append(errs, syscall.Close(seg.fd))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,467 @@
+package spool
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/pipeline"
+)
+
+// ShipConfig is a shipper's: where to look, and how to send.
+type ShipConfig struct {
+	Dir  string
+	Skip string // the prefix of this process's own files, if any
+	// Export sends a request, as the pipeline's exporter does; it may be
+	// called while the pipeline exports too.
+	Export          pipeline.ExportFunc
+	MaxBatchRecords int
+	MaxRequestBytes int
+	ExportTimeout   time.Duration
+	// Say tells one line: how many records were found. Nil: nowhere.
+	Say func(string)
+	// Once makes one pass and stops at the first failed export (the ship
+	// command); otherwise a failed export is tried again, backing off, until
+	// Stop.
+	Once bool
+}
+
+// ShipCounts are a shipper's counts so far.
+type ShipCounts struct {
+	Processes uint64 // processes whose files were taken
+	Files     uint64 // files taken
+	Found     uint64 // records found unsent in them
+	Exported  uint64 // of those, acknowledged by the collector
+	Rejected  uint64 // of those, rejected by the collector: not sent again
+	Torn      uint64 // torn or corrupt frames skipped, and files not readable as spool files
+}
+
+// Left is the records found and not settled yet: still to send, or left
+// in their files when the shipper stopped.
+func (c ShipCounts) Left() uint64 { return c.Found - c.Exported - c.Rejected }
+
+// Shipper sends what processes that ended left in a spool directory: it
+// takes each such file with a lock, so that no two processes send one, and
+// sends its unsettled records with the resource and scopes they were
+// written with, marking them settled as the collector acknowledges them.
+type Shipper struct {
+	cfg ShipConfig
+
+	mu      sync.Mutex
+	counts  ShipCounts
+	claimed []string
+	err     error // the directory could not be read, or the latest export error
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	scanned  chan struct{} // closed once the files are counted
+	stopping chan struct{} // closed by Stop: a last pass, each export tried once
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+// Ship starts a shipper on cfg.Dir, in the background.
+func Ship(cfg ShipConfig) *Shipper {
+	ctx, cancel := context.WithCancel(context.Background())
+	sh := &Shipper{cfg: cfg, ctx: ctx, cancel: cancel,
+		scanned: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{})}
+	go sh.run()
+	return sh
+}
+
+// Counts returns the counts so far.
+func (sh *Shipper) Counts() ShipCounts {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.counts
+}
+
+// Err is why the directory could not be read, or the latest failed export.
+func (sh *Shipper) Err() error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.err
+}
+
+// Claimed names the files this shipper took, in the order it took them.
+func (sh *Shipper) Claimed() []string {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return slices.Clone(sh.claimed)
+}
+
+// Scanned is closed once the files are taken and counted.
+func (sh *Shipper) Scanned() <-chan struct{} { return sh.scanned }
+
+// Done is closed when the shipper has sent everything it took, or stopped.
+func (sh *Shipper) Done() <-chan struct{} { return sh.done }
+
+// Stop makes the shipper try what is left once more, each export once, and
+// waits for it until ctx is done; then it cancels the export in flight.
+// Files not all sent stay, unlocked, for a later process.
+func (sh *Shipper) Stop(ctx context.Context) {
+	sh.stopOnce.Do(func() { close(sh.stopping) })
+	select {
+	case <-sh.done:
+		return
+	case <-ctx.Done():
+	}
+	sh.cancel()
+	select {
+	case <-sh.done:
+	case <-time.After(time.Second): // an export that does not heed its context
+	}
+}
+
+// orphan is a file of a process that ended, locked by this one.
+type orphan struct {
+	name    string
+	path    string
+	fd      int
+	prefix  string
+	created int64
+	seq     int
+}
+
+func (sh *Shipper) run() {
+	defer close(sh.done)
+	defer sh.cancel()
+	orphans, err := sh.claim()
+	if err != nil {
+		sh.setErr(err)
+	}
+	sh.count(orphans)
+	close(sh.scanned)
+	for i, o := range orphans {
+		if !sh.ship(o) {
+			for _, rest := range orphans[i+1:] {
+				syscall.Close(rest.fd)
+			}
+			return
+		}
+	}
+}
+
+// claim takes every spool file of a process that ended: one that no live
+// process holds locked. It removes the files a process died making.
+func (sh *Shipper) claim() ([]orphan, error) {
+	entries, err := os.ReadDir(sh.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []orphan
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if sh.cfg.Skip != "" && (strings.HasPrefix(name, sh.cfg.Skip) || strings.HasPrefix(name, "."+sh.cfg.Skip)) {
+			continue
+		}
+		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".seg.tmp") {
+			sh.removeStale(name)
+			continue
+		}
+		prefix, seq, ok := parseName(name)
+		if !ok {
+			continue
+		}
+		path := filepath.Join(sh.cfg.Dir, name)
+		fd, ok := lockFile(path)
+		if !ok {
+			continue
+		}
+		created, _ := strconv.ParseInt(strings.Split(prefix, "-")[1], 10, 64)
+		out = append(out, orphan{name: name, path: path, fd: fd, prefix: prefix, created: created, seq: seq})
+	}
+	slices.SortFunc(out, func(a, b orphan) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix), cmp.Compare(a.seq, b.seq))
+	})
+	sh.mu.Lock()
+	for _, o := range out {
+		sh.claimed = append(sh.claimed, o.name)
+	}
+	sh.mu.Unlock()
+	return out, nil
+}
+
+// staleAge is the age past which a file being made is taken for one whose
+// maker died, even when its process id is in use.
+const staleAge = time.Minute
+
+// removeStale removes a file a process was making, or emptying for reuse,
+// when it died: it holds nothing to send. A live process's such file is
+// locked, but only from a moment after it is created: one whose maker is
+// alive and that is young is not touched, not even to try the lock, so as
+// not to make the maker's own lock fail.
+func (sh *Shipper) removeStale(name string) {
+	path := filepath.Join(sh.cfg.Dir, name)
+	pid, err := strconv.Atoi(strings.TrimPrefix(name[:max(strings.IndexByte(name, '-'), 1)], "."))
+	alive := err != nil || syscall.Kill(pid, 0) != syscall.ESRCH
+	if info, err := os.Stat(path); err != nil || (alive && time.Since(info.ModTime()) < staleAge) {
+		return
+	}
+	if fd, ok := lockFile(path); ok {
+		syscall.Unlink(path)
+		syscall.Close(fd)
+	}
+}
+
+// lockFile opens path and takes its lock without waiting; it fails when a
+// live process holds it, or when the file was removed meanwhile (another
+// process sent it all).
+func lockFile(path string) (int, bool) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		syscall.Close(fd)
+		return -1, false
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Nlink == 0 {
+		syscall.Close(fd)
+		return -1, false
+	}
+	return fd, true
+}
+
+// count reads each file taken and tells how many records they hold unsent.
+func (sh *Shipper) count(orphans []orphan) {
+	var found, torn uint64
+	procs := map[string]bool{}
+	for _, o := range orphans {
+		procs[o.prefix] = true
+		b, err := readFd(o.fd)
+		if err != nil {
+			continue
+		}
+		c, err := parse(b)
+		if err != nil {
+			torn++
+			continue
+		}
+		found += c.unsent()
+		torn += uint64(c.torn)
+	}
+	sh.mu.Lock()
+	sh.counts.Processes = uint64(len(procs))
+	sh.counts.Files = uint64(len(orphans))
+	sh.counts.Found = found
+	sh.counts.Torn = torn
+	sh.mu.Unlock()
+	if sh.cfg.Say != nil && (found > 0 || torn > 0) {
+		line := fmt.Sprintf("zaplens: spool %s: found %d log records unsent by %s that ended (%s)",
+			sh.cfg.Dir, found, Plural(len(procs), "process", "processes"), Plural(len(orphans), "file", "files"))
+		if torn > 0 {
+			line += fmt.Sprintf("; %d torn or corrupt frames skipped", torn)
+		}
+		if !sh.cfg.Once {
+			line += "; sending them in the background"
+		}
+		sh.cfg.Say(line)
+	}
+}
+
+// unsent is the records past the settled ones that can be read.
+func (c *contents) unsent() uint64 {
+	var n uint64
+	for _, r := range c.records[min(c.settled, uint64(len(c.records))):] {
+		if r.payload != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func readFd(fd int) ([]byte, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	b := make([]byte, st.Size)
+	for off := 0; off < len(b); {
+		n, err := syscall.Pread(fd, b[off:], int64(off))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return b[:off], nil
+		}
+		off += n
+	}
+	return b, nil
+}
+
+// ship sends one file's unsettled records and removes it. It reports false
+// when it stopped with records left: the file stays, and its lock is let go.
+func (sh *Shipper) ship(o orphan) bool {
+	b, err := readFd(o.fd)
+	if err != nil {
+		sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
+		syscall.Close(o.fd)
+		return true
+	}
+	c, err := parse(b)
+	if err != nil {
+		// Not a spool file at all: nothing in it can be sent.
+		syscall.Unlink(o.path)
+		syscall.Close(o.fd)
+		return true
+	}
+	settled := min(c.settled, uint64(len(c.records)))
+	var req otlpwire.Request
+	var batch []frame
+	backoff := time.Second
+	for settled < uint64(len(c.records)) {
+		var next uint64
+		batch, next = sh.batch(batch[:0], c, settled)
+		n := len(batch)
+		exported, rejected, ok := n, 0, true
+		if n > 0 {
+			body := build(&req, c, batch)
+			exported, rejected, ok = sh.export(body, n)
+		}
+		if !ok {
+			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !sh.wait(backoff) {
+				syscall.Close(o.fd)
+				return false
+			}
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		}
+		backoff = time.Second
+		settled = next
+		var hdr [8]byte
+		order.PutUint64(hdr[:], settled)
+		syscall.Pwrite(o.fd, hdr[:], offSettled)
+		sh.mu.Lock()
+		sh.counts.Exported += uint64(exported)
+		sh.counts.Rejected += uint64(rejected)
+		sh.mu.Unlock()
+	}
+	syscall.Unlink(o.path)
+	syscall.Close(o.fd)
+	return true
+}
+
+// export sends one request and reports what the collector did with it; ok
+// is false when it did not answer, or refused the whole request.
+func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) {
+	ctx, cancel := context.WithTimeout(sh.ctx, sh.cfg.ExportTimeout)
+	defer cancel()
+	rejected, err := sh.safeExport(ctx, body, n)
+	rejected = min(max(rejected, 0), n)
+	if err != nil {
+		sh.setErr(err)
+		if rejected == n {
+			return 0, 0, false
+		}
+	}
+	return n - rejected, rejected, true
+}
+
+func (sh *Shipper) safeExport(ctx context.Context, body []byte, n int) (rejected int, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rejected, err = n, fmt.Errorf("export panicked: %v", r)
+		}
+	}()
+	return sh.cfg.Export(ctx, body, n, sh.final())
+}
+
+// final tells whether Stop was called: each export is then tried once.
+func (sh *Shipper) final() bool {
+	select {
+	case <-sh.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait sleeps d, and reports false when Stop came first: the next attempt
+// is the last pass's.
+func (sh *Shipper) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-sh.stopping:
+	}
+	return sh.ctx.Err() == nil
+}
+
+func (sh *Shipper) setErr(err error) {
+	sh.mu.Lock()
+	sh.err = err
+	sh.mu.Unlock()
+}
+
+// batch takes the records from the from-th on that fit one request, and
+// returns the number of the first record after them. A corrupt record is
+// passed over.
+func (sh *Shipper) batch(dst []frame, c *contents, from uint64) ([]frame, uint64) {
+	overhead := otlpwire.Overhead(c.resource)
+	size := overhead
+	seen := map[uint32]bool{}
+	i := from
+	for ; i < uint64(len(c.records)) && len(dst) < max(sh.cfg.MaxBatchRecords, 1); i++ {
+		r := c.records[i]
+		if r.payload == nil {
+			continue
+		}
+		add := otlpwire.FieldSize(len(r.payload))
+		if !seen[r.kind] {
+			add += otlpwire.Overhead(c.resource, c.scopes[r.kind]) - overhead
+		}
+		if len(dst) > 0 && size+add > sh.cfg.MaxRequestBytes {
+			break
+		}
+		seen[r.kind] = true
+		size += add
+		dst = append(dst, r)
+	}
+	return dst, i
+}
+
+// build writes a request of the records, grouped by scope in the order each
+// first appears, as the pipeline groups them.
+func build(req *otlpwire.Request, c *contents, records []frame) []byte {
+	first := map[uint32]int{}
+	for i, r := range records {
+		if _, ok := first[r.kind]; !ok {
+			first[r.kind] = i
+		}
+	}
+	slices.SortStableFunc(records, func(a, b frame) int { return cmp.Compare(first[a.kind], first[b.kind]) })
+	req.Reset(c.resource)
+	for i, r := range records {
+		if i == 0 || r.kind != records[i-1].kind {
+			req.Scope(c.scopes[r.kind])
+		}
+		req.Add(r.payload)
+	}
+	return req.Bytes()
+}
+
+// Plural is n and the noun in the form that goes with it.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,444 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/pipeline"
+)
+
+const testSegment = 64 << 10
+
+func encoded(body string) []byte {
+	return otlpwire.AppendRecord(nil, &otlpwire.Record{Time: time.Unix(1700000000, 0), Severity: log.SeverityInfo,
+		Body: attribute.StringValue(body)}, nil, otlpwire.DefaultLimits)
+}
+
+func openTest(t testing.TB, dir string, mod func(*Config)) *Spool {
+	t.Helper()
+	cfg := Config{Dir: dir, SegmentBytes: testSegment, MaxBytes: 64 * testSegment,
+		Resource: otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddScope(0, otlpwire.NewScope("a", "", "", nil))
+	s.AddScope(1, otlpwire.NewScope("b", "v1", "", nil))
+	return s
+}
+
+// received is what a collector got: "service/scope/body" per record.
+type received struct {
+	mu    sync.Mutex
+	lines []string
+	calls int
+	fail  int // fail this many calls first
+}
+
+func (r *received) export(_ context.Context, body []byte, n int, _ bool) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.fail > 0 {
+		r.fail--
+		return n, errors.New("collector down")
+	}
+	var req collogspb.ExportLogsServiceRequest
+	if err := proto.Unmarshal(body, &req); err != nil {
+		return n, err
+	}
+	got := 0
+	for _, rl := range req.ResourceLogs {
+		svc := rl.GetResource().GetAttributes()[0].GetValue().GetStringValue()
+		for _, sl := range rl.ScopeLogs {
+			for _, lr := range sl.LogRecords {
+				r.lines = append(r.lines, svc+"/"+sl.GetScope().GetName()+"/"+lr.GetBody().GetStringValue())
+				if lr.TimeUnixNano != uint64(time.Unix(1700000000, 0).UnixNano()) {
+					return n, fmt.Errorf("timestamp %d", lr.TimeUnixNano)
+				}
+				got++
+			}
+		}
+	}
+	if got != n {
+		return n, fmt.Errorf("%d records, told %d", got, n)
+	}
+	return 0, nil
+}
+
+func (r *received) sorted() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]string(nil), r.lines...)
+	sort.Strings(out)
+	return out
+}
+
+func shipAll(t *testing.T, dir string, r *received, once bool) *Shipper {
+	t.Helper()
+	sh := Ship(ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
+		ExportTimeout: 5 * time.Second, Once: once})
+	select {
+	case <-sh.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("shipper did not finish")
+	}
+	return sh
+}
+
+func segFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Records left unsettled by a closed spool are read back whole, across
+// files, with their resource, scopes and timestamps, and the files go.
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	const n = 3000
+	for i := range n {
+		if v := s.Append(i%2, encoded(fmt.Sprintf("line %05d", i))); v != pipeline.Journaled {
+			t.Fatalf("record %d: verdict %d", i, v)
+		}
+	}
+	s.Settle(1000, false)
+	s.Close()
+	if s.Kept() != n-1000 {
+		t.Errorf("kept %d, want %d", s.Kept(), n-1000)
+	}
+	if len(segFiles(t, dir)) < 2 {
+		t.Fatalf("want several files, have %v", segFiles(t, dir))
+	}
+	var r received
+	sh := shipAll(t, dir, &r, false)
+	got := r.sorted()
+	if len(got) != n-1000 {
+		t.Fatalf("shipped %d, want %d", len(got), n-1000)
+	}
+	var want []string
+	for j := 1000; j < n; j++ {
+		want = append(want, fmt.Sprintf("writer/%s/line %05d", map[int]string{0: "a", 1: "b"}[j%2], j))
+	}
+	sort.Strings(want)
+	for i, line := range got {
+		if line != want[i] {
+			t.Fatalf("line %d: %q, want %q", i, line, want[i])
+		}
+	}
+	if c := sh.Counts(); c.Found != n-1000 || c.Exported != n-1000 || c.Torn != 0 || c.Processes != 1 {
+		t.Errorf("counts %+v", c)
+	}
+	if f := segFiles(t, dir); len(f) != 0 {
+		t.Errorf("files left after shipping: %v", f)
+	}
+}
+
+// Settled files are removed as the pipeline settles, and a closed spool
+// with everything settled leaves nothing.
+func TestSettledFilesGo(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 2000 {
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	before := len(segFiles(t, dir))
+	s.Settle(2000, false)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(segFiles(t, dir)) > 1+maxSpares && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := len(segFiles(t, dir)); n > 1+maxSpares {
+		t.Errorf("%d files before settling, %d after: want the active one and the spares", before, n)
+	}
+	s.Close()
+	if s.Kept() != 0 {
+		t.Errorf("kept %d", s.Kept())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Errorf("left %v", m)
+	}
+}
+
+// At its bound the spool refuses records, and takes them again once files
+// are settled.
+func TestBound(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 3 * testSegment })
+	defer s.Close()
+	rec := encoded("a line of some length, to fill the files quickly enough")
+	accepted := 0
+	for range 10000 {
+		if s.Append(0, rec) == pipeline.Journaled {
+			accepted++
+		} else {
+			break
+		}
+	}
+	if accepted == 10000 {
+		t.Fatal("no bound")
+	}
+	if v := s.Append(0, rec); v != pipeline.JournalFull {
+		t.Errorf("past the bound: verdict %d", v)
+	}
+	s.Settle(accepted, false)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Append(0, rec) != pipeline.Journaled {
+		if time.Now().After(deadline) {
+			t.Fatal("no room after settling")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Records settled with keep stay on disk, with every later one, until a
+// Settle without keep lets them all go.
+func TestKeep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		last bool // the last Settle's keep
+		kept uint64
+	}{{"kept to the end", true, 60}, {"let go", false, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir, nil)
+			for i := range 100 {
+				s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+			}
+			s.Settle(40, false)
+			s.Settle(10, true)
+			s.Settle(50, tc.last)
+			s.Close()
+			if s.Kept() != tc.kept {
+				t.Errorf("kept %d, want %d", s.Kept(), tc.kept)
+			}
+			var r received
+			shipAll(t, dir, &r, true)
+			if got := r.sorted(); uint64(len(got)) != tc.kept {
+				t.Errorf("shipped %d, want %d", len(got), tc.kept)
+			}
+		})
+	}
+}
+
+// A directory that cannot be made: the spool steps aside, and records go
+// on unjournaled.
+func TestStepsAside(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	var said []string
+	var mu sync.Mutex
+	s, err := Open(Config{Dir: filepath.Join(file, "spool"), Say: func(l string) { mu.Lock(); said = append(said, l); mu.Unlock() }})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	defer s.Close()
+	s.AddScope(0, otlpwire.Scope{})
+	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+		t.Errorf("verdict %d", v)
+	}
+}
+
+// A spool that stepped aside comes back once a file can be made, and
+// says so.
+func TestComesBack(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	parent := filepath.Join(t.TempDir(), "parent")
+	os.WriteFile(parent, nil, 0o600)
+	said := make(chan string, 4)
+	s, err := Open(Config{Dir: filepath.Join(parent, "spool"), SegmentBytes: testSegment, Say: func(l string) { said <- l }})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	defer s.Close()
+	s.AddScope(0, otlpwire.Scope{})
+	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+		t.Fatalf("verdict %d", v)
+	}
+	os.Remove(parent)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Append(0, encoded("y")) != pipeline.Journaled {
+		if time.Now().After(deadline) {
+			t.Fatal("the spool did not come back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if line := <-said; !strings.Contains(line, "writing again") {
+		t.Errorf("said %q", line)
+	}
+}
+
+// Junk after the last frame, a torn frame, and a corrupt one in the middle:
+// each is counted, and every sound record is kept.
+func TestTornAndCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		damage  func(b []byte, ends []int) []byte
+		lost    int // records not shipped
+		torn    uint64
+		records int
+	}{
+		{"junk appended", func(b []byte, _ []int) []byte { return append(b, "junk junk junk"...) }, 0, 1, 50},
+		{"junk after the frames", func(b []byte, ends []int) []byte {
+			copy(b[ends[len(ends)-1]:], []byte{0x40, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+			return b
+		}, 0, 1, 50},
+		{"torn last frame", func(b []byte, ends []int) []byte {
+			last := ends[len(ends)-2]
+			b[last+20] ^= 0xff
+			return b
+		}, 1, 1, 50},
+		{"corrupt frame in the middle", func(b []byte, ends []int) []byte {
+			b[ends[10]+20] ^= 0xff
+			return b
+		}, 1, 1, 50},
+		{"length cut in the middle", func(b []byte, ends []int) []byte {
+			b[ends[10]] = 0xff
+			b[ends[10]+1] = 0xff
+			return b
+		}, 39, 1, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir, nil)
+			var ends []int // where each frame after the first record's starts
+			for i := range tc.records {
+				s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+				ends = append(ends, s.active.off)
+			}
+			s.Close()
+			// ends[i] is the end of record i; the frame of record i+1
+			// starts there.
+			files := segFiles(t, dir)
+			if len(files) != 1 {
+				t.Fatalf("files %v", files)
+			}
+			b, _ := os.ReadFile(files[0])
+			b = tc.damage(b, ends)
+			os.WriteFile(files[0], b, 0o600)
+			var r received
+			sh := shipAll(t, dir, &r, true)
+			if got := len(r.sorted()); got != tc.records-tc.lost {
+				t.Errorf("shipped %d, want %d", got, tc.records-tc.lost)
+			}
+			if c := sh.Counts(); c.Torn != tc.torn {
+				t.Errorf("torn %d, want %d (%+v)", c.Torn, tc.torn, c)
+			}
+		})
+	}
+}
+
+// A live spool's files are never taken; two shippers on one directory take
+// each file once.
+func TestClaims(t *testing.T) {
+	dir := t.TempDir()
+	for w := range 4 {
+		s := openTest(t, dir, nil)
+		for i := range 1000 {
+			s.Append(0, encoded(fmt.Sprintf("w%d line %d", w, i)))
+		}
+		s.Close()
+	}
+	live := openTest(t, dir, nil)
+	defer live.Close()
+	live.Append(0, encoded("alive"))
+
+	var r received
+	var wg sync.WaitGroup
+	shippers := make([]*Shipper, 3)
+	for i := range shippers {
+		wg.Go(func() { shippers[i] = shipAll(t, dir, &r, true) })
+	}
+	wg.Wait()
+	got := r.sorted()
+	if len(got) != 4000 {
+		t.Errorf("shipped %d records, want 4000", len(got))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] == got[i-1] {
+			t.Fatalf("%q shipped twice", got[i])
+		}
+	}
+	seen := map[string]int{}
+	for i, sh := range shippers {
+		for _, name := range sh.Claimed() {
+			if j, ok := seen[name]; ok {
+				// Taken after the other sent it all: nothing sent twice.
+				t.Logf("%s taken by shippers %d and %d", name, j, i)
+			}
+			seen[name] = i
+			if len(name) > len(live.Prefix()) && name[:len(live.Prefix())] == live.Prefix() {
+				t.Errorf("a live spool's file was taken: %s", name)
+			}
+		}
+	}
+	if f := segFiles(t, dir); len(f) != 2 {
+		t.Errorf("want the live spool's two files left, have %v", f)
+	}
+}
+
+// A file a dead process was making is removed; one a live process is
+// making is not touched.
+func TestStaleFilesBeingMade(t *testing.T) {
+	dir := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip(err)
+	}
+	deadName := fmt.Sprintf(".%d-1-00000001.seg.tmp", dead.Process.Pid)
+	liveName := fmt.Sprintf(".%d-1-00000001.seg.tmp", os.Getpid())
+	for _, n := range []string{deadName, liveName} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o600)
+	}
+	shipAll(t, dir, &received{}, true)
+	if _, err := os.Stat(filepath.Join(dir, deadName)); !os.IsNotExist(err) {
+		t.Errorf("a dead process's file being made is still there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, liveName)); err != nil {
+		t.Errorf("a live process's file being made was touched: %v", err)
+	}
+}
+
+// A shipper that cannot export leaves the files for later, once; in the
+// background, it tries again.
+func TestShipRetries(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 10 {
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	s.Close()
+	r := received{fail: 1}
+	sh := shipAll(t, dir, &r, true)
+	if c := sh.Counts(); c.Left() != 10 || len(segFiles(t, dir)) != 1 {
+		t.Fatalf("after a failed pass: %+v, files %v", c, segFiles(t, dir))
+	}
+	r.fail = 1
+	sh = shipAll(t, dir, &r, false)
+	if c := sh.Counts(); c.Left() != 0 || c.Exported != 10 || len(segFiles(t, dir)) != 0 {
+		t.Fatalf("after retrying: %+v, files %v", c, segFiles(t, dir))
+	}
+}

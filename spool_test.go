@@ -1,0 +1,704 @@
+package zaplens
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// The spool is proven against processes that really die: each test runs
+// children, re-executions of this test binary in TestSpoolChild, that log
+// through NewLoggerProvider configured by the environment
+// (ZAPLENS_SPOOL_DIR, OTEL_*) to the in-process OTLP server, and then are
+// killed (SIGKILL), exit at once (os.Exit), panic in a goroutine, or shut
+// down cleanly. A later child on the same directory sends what they left.
+
+const spoolChildEnv = "ZAPLENS_SPOOL_CHILD"
+
+// childReport is what a child that shut down prints on its last line.
+type childReport struct {
+	Stats       Stats
+	Claimed     []string
+	ShutdownErr string
+}
+
+// TestSpoolChild is the child's side; it does nothing in a normal run.
+func TestSpoolChild(t *testing.T) {
+	if os.Getenv(spoolChildEnv) == "" {
+		t.Skip("a child of the spool tests")
+	}
+	spoolChild()
+}
+
+func spoolChild() {
+	env := func(k string) int {
+		n, _ := strconv.Atoi(os.Getenv(k))
+		return n
+	}
+	if n := env("ZAPLENS_TEST_FSIZE_BEFORE"); n > 0 {
+		setFileSizeLimit(n)
+	}
+	var opts []ProviderOption
+	if n := env("ZAPLENS_TEST_SEGMENT"); n > 0 {
+		opts = append(opts, providerOptionFunc(func(c *providerConfig) { c.spool.segmentBytes = n }))
+	}
+	p, err := NewLoggerProvider(context.Background(), opts...)
+	if err != nil {
+		fmt.Printf("err %s\n", err)
+	}
+	if n := env("ZAPLENS_TEST_FSIZE_AFTER"); n > 0 {
+		setFileSizeLimit(n)
+	}
+	logger := zap.New(NewCore(WithLoggerProvider(p)))
+	n := env("ZAPLENS_TEST_LINES")
+	for i := range n {
+		logger.Info("line "+strconv.Itoa(i), zap.Int("i", i), zap.String("phase", "train"))
+	}
+	fmt.Println("logged")
+	switch os.Getenv("ZAPLENS_TEST_END") {
+	case "fatal":
+		// zaplens flushes a Fatal entry before zap exits: with the collector
+		// down, that flush fails, and what it could not send must stay.
+		logger.Fatal("line " + strconv.Itoa(n))
+	case "kill":
+		select {} // until SIGKILL
+	case "exit":
+		os.Exit(3) // no defer runs, nothing is flushed
+	case "panic":
+		go func() { panic("a goroutine panics") }()
+		select {}
+	case "wait":
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep := childReport{}
+	if err := p.Shutdown(ctx); err != nil {
+		rep.ShutdownErr = err.Error()
+	}
+	rep.Stats = p.Stats()
+	if p.shipper != nil {
+		rep.Claimed = p.shipper.Claimed()
+	}
+	b, _ := json.Marshal(rep)
+	fmt.Printf("report %s\n", b)
+	os.Exit(0)
+}
+
+// setFileSizeLimit sets RLIMIT_FSIZE, ignoring SIGXFSZ so that a write past
+// it fails with EFBIG instead of killing the process.
+func setFileSizeLimit(n int) {
+	signal.Ignore(syscall.SIGXFSZ)
+	lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+		fmt.Printf("setrlimit %v\n", err)
+	}
+}
+
+// child is a running child process.
+type child struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	lines   chan string
+	stderr  *lockedBuffer
+	service string
+	started time.Time
+	outMu   sync.Mutex
+	out     []string
+}
+
+// childSpec is what a child does.
+type childSpec struct {
+	dir      string
+	endpoint string // host:port of the collector, up or not
+	service  string
+	lines    int
+	end      string // kill, exit, panic, wait, or "" to shut down
+	env      []string
+}
+
+func startChild(t *testing.T, s childSpec) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpoolChild$", "-test.count=1")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "ZAPLENS_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, spoolChildEnv+"=1",
+		"ZAPLENS_SPOOL_DIR="+s.dir,
+		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.endpoint,
+		"OTEL_SERVICE_NAME="+s.service,
+		"ZAPLENS_TEST_LINES="+strconv.Itoa(s.lines),
+		"ZAPLENS_TEST_END="+s.end)
+	cmd.Env = append(cmd.Env, s.env...)
+	c := &child{t: t, cmd: cmd, lines: make(chan string, 16), stderr: &lockedBuffer{}, service: s.service}
+	cmd.Stderr = c.stderr
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			c.outMu.Lock()
+			c.out = append(c.out, sc.Text())
+			c.outMu.Unlock()
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+// expect waits for a line of stdout that starts with prefix.
+func (c *child) expect(prefix string) string {
+	c.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("%s: no %q line; stdout %q; stderr:\n%s", c.service, prefix, c.stdout(), c.stderr)
+			}
+			if strings.HasPrefix(line, prefix) {
+				return strings.TrimPrefix(line, prefix)
+			}
+		case <-timeout:
+			c.t.Fatalf("%s: no %q line within a minute; stderr:\n%s", c.service, prefix, c.stderr)
+		}
+	}
+}
+
+func (c *child) stdout() []string {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	return slices.Clone(c.out)
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (c *child) kill() {
+	c.t.Helper()
+	if err := c.cmd.Process.Kill(); err != nil {
+		c.t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+}
+
+// report waits for the child's report and its exit.
+func (c *child) report() childReport {
+	c.t.Helper()
+	var rep childReport
+	if err := json.Unmarshal([]byte(c.expect("report ")), &rep); err != nil {
+		c.t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+	return rep
+}
+
+// deliveries counts, per service and body, the records the server holds.
+func deliveries(s *otlpServer) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, rl := range s.resources() {
+		svc := ""
+		for _, kv := range rl.GetResource().GetAttributes() {
+			if kv.Key == "service.name" {
+				svc = kv.GetValue().GetStringValue()
+			}
+		}
+		if out[svc] == nil {
+			out[svc] = map[string]int{}
+		}
+		for _, sl := range rl.ScopeLogs {
+			for _, r := range sl.LogRecords {
+				out[svc][r.GetBody().GetStringValue()]++
+			}
+		}
+	}
+	return out
+}
+
+// checkAll fails unless each of n lines of service arrived at least once;
+// it returns how many arrived twice or more.
+func checkAll(t *testing.T, got map[string]map[string]int, service string, n int) (dups int) {
+	t.Helper()
+	missing := 0
+	for i := range n {
+		switch c := got[service]["line "+strconv.Itoa(i)]; {
+		case c == 0:
+			if missing++; missing <= 3 {
+				t.Errorf("%s: line %d never arrived", service, i)
+			}
+		case c > 1:
+			dups++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%s: %d of %d lines lost", service, missing, n)
+	}
+	return dups
+}
+
+func segFilesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*.seg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m {
+		m[i] = filepath.Base(m[i])
+	}
+	return m
+}
+
+// A child killed (SIGKILL, os.Exit, a panic in a goroutine, zap's Fatal,
+// which flushes first) while the collector is down loses nothing: the next
+// start on the directory sends every line, with the dead process's
+// resource and timestamps, in the background, and says so once on stderr.
+func TestSpoolKilledWhileCollectorDown(t *testing.T) {
+	for _, end := range []string{"kill", "exit", "panic", "fatal"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			addr := freeAddr(t)
+			lines := 5000
+			dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "dead", lines: lines, end: end})
+			n := lines
+			if end == "fatal" {
+				n++ // the Fatal line
+			}
+			dead.expect("logged")
+			if end == "kill" {
+				dead.kill()
+			} else {
+				_ = dead.cmd.Wait()
+			}
+			died := time.Now()
+			if len(segFilesIn(t, dir)) == 0 {
+				t.Fatal("the dead child left no spool file")
+			}
+
+			srv := startOTLPServer(t, addr, keepRecords())
+			next := startChild(t, childSpec{dir: dir, endpoint: addr, service: "next", lines: 10})
+			next.expect("logged")
+			rep := next.report()
+			got := deliveries(srv)
+			dups := checkAll(t, got, "dead", n)
+			checkAll(t, got, "next", 10)
+			if rep.Stats.Recovered != uint64(n) || rep.Stats.RecoveredExported != uint64(n) {
+				t.Errorf("stats %+v, want %d recovered and exported", rep.Stats, n)
+			}
+			if !strings.Contains(next.stderr.String(), fmt.Sprintf("found %d log records unsent by 1 process that ended", n)) {
+				t.Errorf("no word of the recovery on stderr:\n%s", next.stderr)
+			}
+			if f := segFilesIn(t, dir); len(f) != 0 {
+				t.Errorf("files left: %v", f)
+			}
+			checkRecovered(t, srv, "dead", dead.cmd.Process.Pid, dead.started, died)
+			t.Logf("%d lines delivered, %d twice", n, dups)
+		})
+	}
+}
+
+// checkRecovered checks that the records of service carry the dead
+// process's own resource and the times they were logged at.
+func checkRecovered(t *testing.T, srv *otlpServer, service string, pid int, from, to time.Time) {
+	t.Helper()
+	for _, rl := range srv.resources() {
+		attrs := map[string]string{}
+		for _, kv := range rl.GetResource().GetAttributes() {
+			attrs[kv.Key] = fmt.Sprint(kv.GetValue().GetStringValue(), kv.GetValue().GetIntValue())
+		}
+		if !strings.HasPrefix(attrs["service.name"], service) {
+			continue
+		}
+		if want := fmt.Sprint("", pid); attrs["process.pid"] != want {
+			t.Fatalf("process.pid %s, want the dead child's %s", attrs["process.pid"], want)
+		}
+		for _, sl := range rl.ScopeLogs {
+			for _, r := range sl.LogRecords {
+				ts := time.Unix(0, int64(r.TimeUnixNano))
+				if ts.Before(from) || ts.After(to) {
+					t.Fatalf("record %q at %v, not within the dead child's life %v to %v", r.GetBody().GetStringValue(), ts, from, to)
+				}
+			}
+		}
+	}
+}
+
+// A child killed right after a burst, with the collector up, loses nothing
+// either: what it had not sent is sent by the next start.
+func TestSpoolKilledAfterBurst(t *testing.T) {
+	dir := t.TempDir()
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	const n = 20000
+	dead := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "burst", lines: n, end: "kill"})
+	dead.expect("logged")
+	dead.kill()
+	before := srv.records.Load()
+	next := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next"})
+	rep := next.report()
+	dups := checkAll(t, deliveries(srv), "burst", n)
+	if rep.Stats.Recovered == 0 && before < n {
+		t.Errorf("nothing recovered, %d of %d delivered before the kill", before, n)
+	}
+	t.Logf("%d of %d delivered before the kill, %d recovered after it; %d twice", before, n, rep.Stats.Recovered, dups)
+}
+
+// Junk after the last frame of each file (a torn tail), and a corrupt last
+// record: each is skipped and counted, and every record before it is sent.
+func TestSpoolTornTail(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	const n = 3000
+	dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "torn", lines: n, end: "kill"})
+	dead.expect("logged")
+	dead.kill()
+	files := segFilesIn(t, dir)
+	var last string // the file whose last record is corrupted
+	for _, f := range files {
+		path := filepath.Join(dir, f)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := len(b)
+		for end > 0 && b[end-1] == 0 {
+			end--
+		}
+		if end > 200 { // holds records: corrupt the last one's payload
+			b[end-1] ^= 0x55
+			last = f
+		}
+		b = append(b, "\x00\x01torn tail: a write cut short"...)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last == "" {
+		t.Fatalf("no file with records among %v", files)
+	}
+	srv := startOTLPServer(t, addr, keepRecords())
+	next := startChild(t, childSpec{dir: dir, endpoint: addr, service: "next"})
+	rep := next.report()
+	got := deliveries(srv)
+	checkAll(t, got, "torn", n-1) // all but the corrupt last one
+	if got["torn"]["line "+strconv.Itoa(n-1)] != 0 {
+		t.Error("the corrupt record was sent")
+	}
+	if rep.Stats.Torn < uint64(len(files)) || rep.Stats.Recovered != n-1 {
+		t.Errorf("stats %+v: want %d recovered, at least %d torn", rep.Stats, n-1, len(files))
+	}
+	if !strings.Contains(next.stderr.String(), "torn or corrupt frames skipped") {
+		t.Errorf("stderr:\n%s", next.stderr)
+	}
+}
+
+// After a clean shutdown nothing is sent twice; after a clean shutdown
+// with the collector down, what could not be sent is kept for the next
+// start, which sends it.
+func TestSpoolCleanShutdown(t *testing.T) {
+	t.Run("collector up", func(t *testing.T) {
+		dir := t.TempDir()
+		srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+		first := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "clean", lines: 2000})
+		rep := first.report()
+		if rep.ShutdownErr != "" || rep.Stats.Exported != 2000 || rep.Stats.Kept != 0 {
+			t.Fatalf("first: %+v", rep)
+		}
+		t.Logf("after the first: %d records; stderr %s", srv.records.Load(), first.stderr)
+		if f := segFilesIn(t, dir); len(f) != 0 {
+			t.Errorf("files left after a clean shutdown: %v", f)
+		}
+		next := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next"})
+		if rep := next.report(); rep.Stats.Recovered != 0 {
+			t.Errorf("next recovered %d", rep.Stats.Recovered)
+		}
+		if dups := checkAll(t, deliveries(srv), "clean", 2000); dups != 0 || srv.records.Load() != 2000 {
+			t.Errorf("%d lines twice, %d records in all", dups, srv.records.Load())
+		}
+	})
+	t.Run("collector down", func(t *testing.T) {
+		dir := t.TempDir()
+		addr := freeAddr(t)
+		first := startChild(t, childSpec{dir: dir, endpoint: addr, service: "down", lines: 2000})
+		rep := first.report()
+		if rep.Stats.Kept != 2000 || !strings.Contains(rep.ShutdownErr, "2000 of them kept in the spool") {
+			t.Fatalf("first: %+v", rep)
+		}
+		srv := startOTLPServer(t, addr, keepRecords())
+		next := startChild(t, childSpec{dir: dir, endpoint: addr, service: "next"})
+		if rep := next.report(); rep.Stats.RecoveredExported != 2000 {
+			t.Errorf("next: %+v", rep.Stats)
+		}
+		checkAll(t, deliveries(srv), "down", 2000)
+	})
+}
+
+// Eight processes on one directory, half killed: while the other half
+// still run, four new ones start and send what the dead left. Each dead
+// file is taken by exactly one of them, no live process's file by any, and
+// every line of all eight arrives. The four that are killed send to a
+// collector that is down, so that all their lines go through the spool.
+func TestSpoolEightProcesses(t *testing.T) {
+	dir := t.TempDir()
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	down := freeAddr(t)
+	const n = 2000
+	ranks := make([]*child, 8)
+	for i := range ranks {
+		end, endpoint := "wait", srv.addr
+		if i%2 == 0 {
+			end, endpoint = "kill", down
+		}
+		ranks[i] = startChild(t, childSpec{dir: dir, endpoint: endpoint, service: "rank-" + strconv.Itoa(i), lines: n, end: end})
+	}
+	for _, c := range ranks {
+		c.expect("logged")
+	}
+	for i := 0; i < 8; i += 2 {
+		ranks[i].kill()
+	}
+	deadFiles := map[string]bool{}
+	for _, f := range segFilesIn(t, dir) {
+		for i := 0; i < 8; i += 2 {
+			if strings.HasPrefix(f, strconv.Itoa(ranks[i].cmd.Process.Pid)+"-") {
+				deadFiles[f] = true
+			}
+		}
+	}
+	if len(deadFiles) == 0 {
+		t.Fatal("the dead left no files")
+	}
+
+	next := make([]*child, 4)
+	for i := range next {
+		next[i] = startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next-" + strconv.Itoa(i)})
+	}
+	// A rank that was alive may take a dead one's files too, if its own
+	// search (in the background, from its start) ran after the kill.
+	takenBy := map[string]string{}
+	var recovered uint64
+	took := func(who string, rep childReport) {
+		recovered += rep.Stats.RecoveredExported
+		for _, f := range rep.Claimed {
+			if other, ok := takenBy[f]; ok {
+				t.Errorf("%s taken by %s and %s", f, other, who)
+			}
+			takenBy[f] = who
+			if !deadFiles[f] {
+				t.Errorf("%s took %s, not a dead process's file", who, f)
+			}
+		}
+	}
+	for i, c := range next {
+		took("next-"+strconv.Itoa(i), c.report())
+	}
+	for i := 1; i < 8; i += 2 {
+		ranks[i].stdin.Close()
+		rep := ranks[i].report()
+		if rep.ShutdownErr != "" {
+			t.Errorf("rank-%d: %s", i, rep.ShutdownErr)
+		}
+		took("rank-"+strconv.Itoa(i), rep)
+	}
+	for f := range deadFiles {
+		if _, ok := takenBy[f]; !ok {
+			t.Errorf("%s was taken by none", f)
+		}
+	}
+	if recovered != 4*n {
+		t.Errorf("%d records recovered, want %d", recovered, 4*n)
+	}
+	got := deliveries(srv)
+	dups := 0
+	for i := range ranks {
+		dups += checkAll(t, got, "rank-"+strconv.Itoa(i), n)
+		if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
+			t.Logf("rank-%d pid %d stdout %q stderr %s", i, ranks[i].cmd.Process.Pid, ranks[i].stdout(), ranks[i].stderr)
+		}
+	}
+	if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
+		for i, c := range next {
+			t.Logf("next-%d stdout %q stderr %s", i, c.stdout(), c.stderr)
+		}
+		t.Logf("dead files %v", deadFiles)
+	}
+	if f := segFilesIn(t, dir); len(f) != 0 {
+		t.Errorf("files left: %v", f)
+	}
+	byWhom := map[string]int{}
+	for _, who := range takenBy {
+		byWhom[who]++
+	}
+	t.Logf("%d files of 4 dead processes taken, each once (files by taker: %v), %d records recovered; %d lines twice", len(deadFiles), byWhom, recovered, dups)
+}
+
+// A file size limit (RLIMIT_FSIZE) below a spool file's size, from the
+// start or from the middle of a run: the spool steps aside, the provider
+// works and says so, the loss of protection is counted, and with the
+// collector up every line arrives.
+func TestSpoolFileSizeLimit(t *testing.T) {
+	t.Run("at start", func(t *testing.T) {
+		dir := t.TempDir()
+		srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+		c := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "limited", lines: 1000,
+			env: []string{"ZAPLENS_TEST_FSIZE_BEFORE=65536"}})
+		if msg := c.expect("err "); !strings.Contains(msg, dir) || !strings.Contains(msg, "without crash protection") {
+			t.Errorf("NewLoggerProvider's error: %s", msg)
+		}
+		rep := c.report()
+		if rep.Stats.Unprotected != 1000 || rep.Stats.Exported != 1000 {
+			t.Errorf("stats %+v", rep.Stats)
+		}
+		checkAll(t, deliveries(srv), "limited", 1000)
+		if !strings.Contains(c.stderr.String(), "without crash protection") {
+			t.Errorf("stderr:\n%s", c.stderr)
+		}
+	})
+	t.Run("mid-run", func(t *testing.T) {
+		// Files of 64 KiB, the limit 32 KiB once the first two are made: the
+		// burst outruns the exports, the spool needs a third file and
+		// cannot make it.
+		dir := t.TempDir()
+		srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+		c := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "limited", lines: 2000,
+			env: []string{"ZAPLENS_TEST_SEGMENT=65536", "ZAPLENS_TEST_FSIZE_AFTER=32768"}})
+		rep := c.report()
+		if rep.Stats.Unprotected == 0 || rep.Stats.Dropped != 0 || rep.Stats.Exported != 2000 {
+			t.Errorf("stats %+v: want unprotected records, all exported", rep.Stats)
+		}
+		checkAll(t, deliveries(srv), "limited", 2000)
+		if !strings.Contains(c.stderr.String(), "stepped aside: allocate") {
+			t.Errorf("stderr:\n%s", c.stderr)
+		}
+		t.Logf("%d of 2000 unprotected; stderr:\n%s", rep.Stats.Unprotected, c.stderr)
+	})
+}
+
+// A directory that cannot be made: a working provider, and an error that
+// names it.
+func TestSpoolUnwritableDir(t *testing.T) {
+	cleanEnv(t)
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(file, "spool")
+	var got []string
+	var mu sync.Mutex
+	exp := func(_ context.Context, _ []byte, n int, _ bool) (int, error) {
+		mu.Lock()
+		got = append(got, "x")
+		mu.Unlock()
+		return 0, nil
+	}
+	var stderr lockedBuffer
+	p, err := NewLoggerProvider(context.Background(), WithSpool(dir), WithLossWriter(&stderr),
+		providerOptionFunc(func(c *providerConfig) { c.exportFunc = exp }))
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("error %v, want one naming %s", err, dir)
+	}
+	logger := zap.New(NewCore(WithLoggerProvider(p)))
+	logger.Info("still logged")
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Exported != 1 || s.Unprotected != 1 {
+		t.Errorf("stats %+v", s)
+	}
+	if !strings.Contains(stderr.String(), dir) {
+		t.Errorf("loss writer: %q", stderr.String())
+	}
+}
+
+// ZAPLENS_SPOOL_DIR turns the spool on; WithSpool wins over it, and
+// WithSpool("") turns it off.
+func TestSpoolEnv(t *testing.T) {
+	cleanEnv(t)
+	envDir, optDir := t.TempDir(), t.TempDir()
+	t.Setenv("ZAPLENS_SPOOL_DIR", envDir)
+	discard := providerOptionFunc(func(c *providerConfig) {
+		c.exportFunc = func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	})
+	for _, tc := range []struct {
+		opts []ProviderOption
+		dir  string
+	}{
+		{nil, envDir},
+		{[]ProviderOption{WithSpool(optDir)}, optDir},
+		{[]ProviderOption{WithSpool("")}, ""},
+	} {
+		p, err := NewLoggerProvider(context.Background(), append(tc.opts, discard, WithLossWriter(nil))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []string{envDir, optDir} {
+			if has := len(segFilesIn(t, d)) > 0; has != (d == tc.dir) {
+				t.Errorf("want the spool in %q; %s has files: %v", tc.dir, d, has)
+			}
+		}
+		_ = p.Shutdown(context.Background())
+	}
+	t.Setenv("ZAPLENS_SPOOL_BYTES", "1000")
+	if _, err := NewLoggerProvider(context.Background(), discard); err == nil || !strings.Contains(err.Error(), "ZAPLENS_SPOOL_BYTES") {
+		t.Errorf("a spool bound too small: %v", err)
+	}
+}
+
+// ShipSpool, what zaplens-ship runs, sends what a killed child left and
+// says so; a second run finds nothing.
+func TestShipSpool(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "dead", lines: 3000, end: "kill"})
+	dead.expect("logged")
+	dead.kill()
+
+	ctx := context.Background()
+	st, err := ShipSpool(ctx, dir, WithEndpoint("http://"+addr), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))
+	if err == nil || st.Left != 3000 {
+		t.Errorf("with the collector down: %v, %+v", err, st)
+	}
+	srv := startOTLPServer(t, addr, keepRecords())
+	st, err = ShipSpool(ctx, dir, WithEndpoint("http://"+addr), WithLossWriter(nil))
+	if err != nil || st.Exported != 3000 || st.Left != 0 || st.Processes != 1 {
+		t.Errorf("%v, %+v", err, st)
+	}
+	checkAll(t, deliveries(srv), "dead", 3000)
+	if st, err := ShipSpool(ctx, dir, WithEndpoint("http://"+addr)); err != nil || st.Found != 0 {
+		t.Errorf("again: %v, %+v", err, st)
+	}
+	t.Log(st)
+}
