@@ -266,10 +266,13 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	if cerr := p.close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}
-	s := p.Stats()
-	p.reporter.close(ctx, s)
-	if s.Lost()+s.Queued > 0 {
-		return &DeliveryError{Stats: s, Err: p.pipe.LastError(), ErrAt: p.pipe.LastErrorAt()}
+	var de *DeliveryError
+	if s := p.Stats(); s.Lost()+s.Queued > 0 {
+		de = &DeliveryError{Stats: s, Err: p.pipe.LastError(), ErrAt: p.pipe.LastErrorAt()}
+	}
+	p.reporter.close(ctx, de)
+	if de != nil {
+		return de
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("zaplens: shutdown: %w", err)

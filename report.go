@@ -50,7 +50,7 @@ func lastError(err error, at time.Time) string {
 	case at.IsZero():
 		return "; last export error: " + err.Error()
 	}
-	return fmt.Sprintf("; last export error, %s ago: %s", time.Since(at).Round(time.Second), err)
+	return fmt.Sprintf("; last export error, at %s: %s", at.Format("15:04:05"), err)
 }
 
 // reporter tells losses once per interval, from its own goroutine and
@@ -66,7 +66,7 @@ type reporter struct {
 	done       chan struct{}
 	once       sync.Once
 	last       Stats // touched by the reporter goroutine, then by close
-	finalStats Stats // set by close before the goroutine reads it
+	final      *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
 	lastAt     time.Time
 }
 
@@ -126,7 +126,7 @@ func (r *reporter) run() {
 	for {
 		select {
 		case <-r.stop:
-			r.final()
+			r.reportFinal()
 			return
 		case <-t.C:
 			r.tick()
@@ -155,11 +155,11 @@ func (r *reporter) tick() {
 // writer or callback does not hold Shutdown up.
 const finalReportGrace = 100 * time.Millisecond
 
-// close stops the ticks, which makes the final report, and waits for it
-// until ctx is done, and a grace after.
-func (r *reporter) close(ctx context.Context, final Stats) {
+// close stops the ticks, which makes the final report of what Shutdown
+// returns, and waits for it until ctx is done, and a grace after.
+func (r *reporter) close(ctx context.Context, final *DeliveryError) {
 	r.once.Do(func() {
-		r.finalStats = final
+		r.final = final
 		close(r.stop)
 	})
 	select {
@@ -172,23 +172,23 @@ func (r *reporter) close(ctx context.Context, final Stats) {
 	}
 }
 
-// final reports, on the reporter's goroutine, what was not delivered over
-// the provider's life, if anything: the totals Shutdown read once, for its
-// error too, so that the two agree.
-func (r *reporter) final() {
-	now := r.finalStats
-	if now.Lost()+now.Queued > 0 {
-		err, at := r.p.pipe.LastError(), r.p.pipe.LastErrorAt()
-		r.safeReport(Loss{
-			Interval: time.Since(r.lastAt),
-			Dropped:  now.Dropped - r.last.Dropped,
-			Failed:   now.Failed - r.last.Failed,
-			Totals:   now,
-			Err:      err,
-			ErrAt:    at,
-			Final:    true,
-		})
+// report reports, on the reporter's goroutine, what was not delivered over
+// the provider's life, if anything: Shutdown's own error, read once, so
+// that the two agree.
+func (r *reporter) reportFinal() {
+	de := r.final
+	if de == nil {
+		return
 	}
+	r.safeReport(Loss{
+		Interval: time.Since(r.lastAt),
+		Dropped:  de.Stats.Dropped - r.last.Dropped,
+		Failed:   de.Stats.Failed - r.last.Failed,
+		Totals:   de.Stats,
+		Err:      de.Err,
+		ErrAt:    de.ErrAt,
+		Final:    true,
+	})
 }
 
 // safeReport keeps a panicking user callback from killing the program: the

@@ -14,7 +14,7 @@
 #
 # Raw results go to benchmarks/results/.
 #
-#   benchmarks/run.sh                 # about 12 minutes on 2 cores
+#   benchmarks/run.sh                 # about 9 minutes on 2 cores
 #   COUNT=10 BUSY_COUNT=8 benchmarks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -32,7 +32,8 @@ type Config struct {
 // Pipeline queues encoded records and exports them from one goroutine.
 // Every method is safe for concurrent use.
 type Pipeline struct {
-	cfg Config
+	cfg       Config
+	maxRecord int // see MaxRecordBytes; set once, read on every record
 
 	mu       sync.Mutex
 	q        queue
@@ -65,12 +66,13 @@ type Pipeline struct {
 func New(cfg Config) *Pipeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pipeline{
-		cfg:    cfg,
-		kick:   make(chan struct{}, 1),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
-		ctx:    ctx,
-		cancel: cancel,
+		cfg:       cfg,
+		maxRecord: cfg.MaxRequestBytes - otlpwire.Overhead(cfg.Resource, otlpwire.Scope{}) - 1024,
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+		ctx:       ctx,
+		cancel:    cancel,
 	}
 	go p.run()
 	return p
@@ -89,9 +91,7 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 
 // MaxRecordBytes is the largest record a request can carry; a larger one
 // must be cut before it is enqueued.
-func (p *Pipeline) MaxRecordBytes() int {
-	return p.cfg.MaxRequestBytes - otlpwire.Overhead(p.cfg.Resource, otlpwire.Scope{}) - 1024
-}
+func (p *Pipeline) MaxRecordBytes() int { return p.maxRecord }
 
 // Enqueue copies a record into the queue; cut says its values were cut to
 // fit a request, for the count. It reports false when the record was
