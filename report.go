@@ -57,17 +57,17 @@ func lastError(err error, at time.Time) string {
 // straight to a writer or callback: it must not go through the pipeline
 // whose losses it reports, and must never speak once per record.
 type reporter struct {
-	p          *LoggerProvider
-	interval   time.Duration
-	report     func(Loss)
-	write      func(string) // a line to the loss writer; nil when reports are off
-	warned     sync.Map     // transport.Cause -> struct{}: each warned once
-	stop       chan struct{}
-	done       chan struct{}
-	once       sync.Once
-	last       Stats // touched by the reporter goroutine, then by close
-	final      *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
-	lastAt     time.Time
+	p        *LoggerProvider
+	interval time.Duration
+	report   func(Loss)
+	write    func(string) // a line to the loss writer; nil when reports are off
+	warned   sync.Map     // transport.Cause -> struct{}: each warned once
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	last     Stats          // touched by the reporter goroutine, then by close
+	final    *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
+	lastAt   time.Time
 }
 
 func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
