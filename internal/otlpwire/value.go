@@ -156,25 +156,23 @@ func (e encoder) appendArray(b []byte, v attribute.Value, depth int) []byte {
 	b, start := begin(b, anyArray)
 	switch v.Type() {
 	case attribute.BOOLSLICE:
-		for _, x := range v.AsBoolSlice() {
-			b = e.appendValue(b, listValues, attribute.BoolValue(x), depth)
-		}
+		b = appendElems(e, b, v.AsBoolSlice(), attribute.BoolValue, depth)
 	case attribute.INT64SLICE:
-		for _, x := range v.AsInt64Slice() {
-			b = e.appendValue(b, listValues, attribute.Int64Value(x), depth)
-		}
+		b = appendElems(e, b, v.AsInt64Slice(), attribute.Int64Value, depth)
 	case attribute.FLOAT64SLICE:
-		for _, x := range v.AsFloat64Slice() {
-			b = e.appendValue(b, listValues, attribute.Float64Value(x), depth)
-		}
+		b = appendElems(e, b, v.AsFloat64Slice(), attribute.Float64Value, depth)
 	case attribute.STRINGSLICE:
-		for _, x := range v.AsStringSlice() {
-			b = e.appendValue(b, listValues, attribute.StringValue(x), depth)
-		}
+		b = appendElems(e, b, v.AsStringSlice(), attribute.StringValue, depth)
 	case attribute.SLICE:
-		for _, x := range v.AsSlice() {
-			b = e.appendValue(b, listValues, x, depth)
-		}
+		b = appendElems(e, b, v.AsSlice(), func(x attribute.Value) attribute.Value { return x }, depth)
 	}
 	return end(b, start)
+}
+
+// appendElems appends each element of a typed slice as an AnyValue.
+func appendElems[T any](e encoder, b []byte, xs []T, value func(T) attribute.Value, depth int) []byte {
+	for _, x := range xs {
+		b = e.appendValue(b, listValues, value(x), depth)
+	}
+	return b
 }
