@@ -188,8 +188,16 @@ func (c *Core) Sync() error { return c.b.flush() }
 
 // Lost reports how many entries the bridge itself could not send: a panic it
 // recovered, or a recursion it cut. Losses in the export pipeline are the
-// provider's to count.
+// provider's to count. [BridgeLost] gives the same for every bridge in the
+// process, for a WrapCore user who holds no *Core.
 func (c *Core) Lost() uint64 { return c.b.losses.n.Load() }
+
+// BridgeLost reports how many entries all the bridges of this process
+// could not hand to their providers (see [Core.Lost]).
+func BridgeLost() uint64 { return bridgeLost.Load() }
+
+// bridgeLost is the sum of every bridge's losses.
+var bridgeLost atomic.Uint64
 
 // write converts the entry with e, an empty encoder, and emits it to the
 // scope's logger. ctx is the entry's own context, or nil.
@@ -412,6 +420,7 @@ var lossOutput = zapcore.Lock(os.Stderr)
 
 func (l *lossCounter) add(why string) {
 	n := l.n.Add(1)
+	bridgeLost.Add(1)
 	now := time.Now().UnixNano()
 	last := l.reported.Load()
 	if now-last < int64(lossReportInterval) && last != 0 {

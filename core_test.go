@@ -392,9 +392,13 @@ func TestErrorHandlerPointedBack(t *testing.T) {
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", zap.Error(err)) }))
 	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 
+	before := BridgeLost()
 	logger.Info("first")
 	if core.Lost() == 0 {
 		t.Errorf("the recursion was not cut")
+	}
+	if BridgeLost()-before < core.Lost() {
+		t.Errorf("BridgeLost grew by %d, the core lost %d", BridgeLost()-before, core.Lost())
 	}
 }
 

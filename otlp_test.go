@@ -247,3 +247,34 @@ func TestOTLPShutdownWithoutDeadline(t *testing.T) {
 		t.Errorf("Shutdown error %v", err)
 	}
 }
+
+// Invalid UTF-8 in the resource is repaired, not sent to sink every
+// export; and a path given to the gRPC transport is warned about.
+func TestOTLPResourceUTF8AndGRPCPath(t *testing.T) {
+	cleanEnv(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team=caf%E9")
+	var buf lockedBuffer
+	p, err := NewLoggerProvider(context.Background(), WithEndpoint("http://"+srv.addr+"/v1/logs"),
+		WithServiceName("svc\xff"), WithLossWriter(&buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit(p, 10)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if got := srv.records.Load(); got != 10 {
+		t.Fatalf("%d records arrived, want 10", got)
+	}
+	attrs := map[string]string{}
+	for _, kv := range srv.resources()[0].Resource.Attributes {
+		attrs[kv.Key] = kv.Value.GetStringValue()
+	}
+	if attrs["team"] != "caf\uFFFD" || attrs["service.name"] != "svc\uFFFD" {
+		t.Errorf("resource %v", attrs)
+	}
+	if !strings.Contains(buf.String(), "has a path, which OTLP/gRPC does not use") || !strings.Contains(buf.String(), "4318") {
+		t.Errorf("no warning of the path: %q", buf.String())
+	}
+}

@@ -126,3 +126,27 @@ func TestEmitDeduplicatesKeys(t *testing.T) {
 		t.Errorf("attributes %v", attrs)
 	}
 }
+
+// A second Shutdown, while the first runs, returns by its own deadline.
+func TestSecondShutdownKeepsItsOwnDeadline(t *testing.T) {
+	cleanEnv(t)
+	exp := &memExporter{block: make(chan struct{})}
+	defer close(exp.block)
+	p := newTestProvider(t, withExporter(exp))
+	emit(p, 10)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := p.Shutdown(ctx); err == nil {
+		t.Error("the second Shutdown reported success while the first still ran")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the second Shutdown took %v with a 100ms deadline", d)
+	}
+}
