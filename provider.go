@@ -292,8 +292,7 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 // never delivered: dropped, failed, or still queued when its context ran
 // out. errors.As finds it in Shutdown's error.
 type DeliveryError struct {
-	Stats Stats // the counts when Shutdown ended
-
+	Stats Stats     // the counts when Shutdown ended
 	Err   error     // the latest export error, if any
 	ErrAt time.Time // when Err happened
 }
