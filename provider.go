@@ -262,7 +262,7 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	shipped := p.stopShipper(ctx)
 	err := p.pipe.Shutdown(ctx)
 	shipped()
-	p.pipe.CloseJournal()
+	p.pipe.CloseJournal(ctx)
 	if cerr := p.close(ctx); cerr != nil && err == nil {
 		err = cerr
 	}

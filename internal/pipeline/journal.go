@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/zaplens/zaplens/internal/otlpwire"
+import (
+	"context"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
 
 // A Journal keeps a copy of every record the pipeline accepts outside the
 // process's memory, from before the logging call returns until the record
@@ -17,10 +21,11 @@ type Journal interface {
 	// let go, for a later process: a flush or the shutdown failed to send
 	// records, and no export succeeded since while the pipeline ran.
 	Settle(n int, keep bool)
-	// Close ends the journal; it is called once, when the pipeline has
-	// stopped or given up waiting for its exporter. Records it still holds
-	// unsettled stay for a later process.
-	Close()
+	// Close ends the journal, by ctx's deadline; it is called once, when the
+	// pipeline has stopped or given up waiting for its exporter, and
+	// without the pipeline's lock: it may wait on the disk. Records it
+	// still holds unsettled stay for a later process.
+	Close(ctx context.Context)
 }
 
 // Verdict is what a journal did with a record.
@@ -37,13 +42,16 @@ const (
 	JournalFull
 )
 
-// CloseJournal closes the journal, if any, once. Records settled after it
-// are not told to it.
-func (p *Pipeline) CloseJournal() {
+// CloseJournal closes the journal, if any, once, by ctx's deadline.
+// Records settled after it are not told to it. The journal is closed
+// outside the lock: once journalClosed is set under it, no call reaches the
+// journal, and producers and Stats need not wait on its disk.
+func (p *Pipeline) CloseJournal(ctx context.Context) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cfg.Journal != nil && !p.journalClosed {
-		p.journalClosed = true
-		p.cfg.Journal.Close()
+	close := p.cfg.Journal != nil && !p.journalClosed
+	p.journalClosed = true
+	p.mu.Unlock()
+	if close {
+		p.cfg.Journal.Close(ctx)
 	}
 }

@@ -34,7 +34,7 @@ func (j *fakeJournal) Settle(n int, keep bool) {
 		j.settled += n
 	}
 }
-func (j *fakeJournal) Close() { j.closed = true }
+func (j *fakeJournal) Close(context.Context) { j.closed = true }
 
 // The journal sees every accepted record and scope, decides drops at its
 // bound and unprotected records, is told each settled one, in order, and
@@ -62,7 +62,7 @@ func TestJournal(t *testing.T) {
 	s.mu.Unlock()
 	p.Enqueue(sc, encoded("y"), false)
 	_ = p.Shutdown(context.Background())
-	p.CloseJournal()
+	p.CloseJournal(context.Background())
 	if j.kept != 1 || !j.closed {
 		t.Errorf("kept %d, closed %v", j.kept, j.closed)
 	}

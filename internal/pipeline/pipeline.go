@@ -99,14 +99,16 @@ func (p *Pipeline) MaxRecordBytes() int { return p.maxRecord }
 // is stopped. It never waits on the network.
 func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	p.mu.Lock()
-	p.counts.Emitted++
-	if cut {
-		p.counts.Cut++
-	}
 	ok := p.admit(len(rec))
 	if !ok && p.cfg.BlockOnFull > 0 && !p.stopped {
 		p.mu.Unlock()
 		ok = p.waitForRoom(len(rec))
+	}
+	// Counted once its fate is decided, so that a record waiting for room
+	// is in no count yet and every identity holds at every read.
+	p.counts.Emitted++
+	if cut {
+		p.counts.Cut++
 	}
 	if ok && p.cfg.Journal != nil {
 		switch p.cfg.Journal.Append(scope, rec) {
@@ -262,7 +264,8 @@ func (p *Pipeline) Flush(ctx context.Context) error {
 
 // Shutdown refuses later records, exports what is queued as a flush does,
 // and stops the exporter, by ctx's deadline; an export still in flight then
-// is cancelled and what it held stays counted as queued.
+// is cancelled and what it held counted as failed, and what still waits
+// stays counted as queued.
 func (p *Pipeline) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	already := p.stopped

@@ -324,3 +324,27 @@ func TestShutdownDeadlines(t *testing.T) {
 		t.Error("a record after Shutdown was neither taken nor counted")
 	}
 }
+
+// A producer waiting for room under BlockOnFull is in no count until its
+// record's fate is decided, so that every identity holds meanwhile.
+func TestBlockedProducerInNoCount(t *testing.T) {
+	release := make(chan struct{})
+	p := New(Config{MaxQueueBytes: 100, MaxBatchRecords: 1, MaxRequestBytes: 1 << 20, ScheduleDelay: time.Hour,
+		ExportTimeout: time.Minute, BlockOnFull: 5 * time.Second, Resource: otlpwire.NewResource(nil, ""),
+		Export: func(context.Context, []byte, int, bool) (int, error) { <-release; return 0, nil }})
+	defer p.Shutdown(context.Background())
+	defer close(release)
+	s := p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	rec := make([]byte, 60)
+	p.Enqueue(s, rec, false)
+	time.Sleep(50 * time.Millisecond) // taken by the blocked export
+	p.Enqueue(s, rec, false)          // waits in the queue
+	go p.Enqueue(s, rec, false)       // blocks for room
+	time.Sleep(100 * time.Millisecond)
+	var o Observation
+	p.Observe(&o)
+	if o.Emitted != o.HandedOn+o.Dropped+o.Waiting || o.Queued != o.Waiting+o.InFlight {
+		t.Errorf("observation does not add up: %+v", o)
+	}
+	checkSum(t, p.Counts())
+}

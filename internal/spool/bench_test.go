@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"syscall"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 // that files are made, filled and removed as in a long run.
 func BenchmarkAppend(b *testing.B) {
 	s := openTest(b, b.TempDir(), func(c *Config) { c.SegmentBytes = DefaultSegmentBytes; c.MaxBytes = DefaultMaxBytes })
-	defer s.Close()
+	defer s.Close(context.Background())
 	rec := encoded("step progress, a line of the usual size with four fields of the usual kind: step, i, loss and phase; about two hundred bytes in all")
 	b.SetBytes(int64(len(rec)))
 	cpu0 := processCPU()

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +76,7 @@ type Spool struct {
 
 	spareReady atomic.Bool
 	wake       chan struct{}
+	made       chan struct{} // a spare was made: wakes a rotate waiting for one
 	quit       chan struct{}
 	done       chan struct{}
 }
@@ -103,6 +105,7 @@ func Open(cfg Config) (*Spool, error) {
 		maxFiles: max(2, int(cfg.MaxBytes/int64(cfg.SegmentBytes))),
 		resource: resourcePayload(cfg.Resource),
 		wake:     make(chan struct{}, 1),
+		made:     make(chan struct{}, 1),
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -140,6 +143,13 @@ func (s *Spool) AddScope(i int, sc otlpwire.Scope) {
 // file is ready it steps aside, or, at the bound, refuses the record.
 func (s *Spool) Append(scope int, rec []byte) pipeline.Verdict {
 	v := s.append(scope, rec)
+	if v == pipeline.Unjournaled && s.active != nil {
+		// A file holds consecutive records, the way settling counts them:
+		// a record left out of it ends it.
+		s.active.sealed = true
+		s.active = nil
+		s.settle()
+	}
 	if v != pipeline.JournalFull {
 		s.written++
 	}
@@ -159,11 +169,12 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		if frameSize(len(s.resource))+frameSize(len(s.scopes[scope]))+frameSize(len(rec)) > s.segBytes-headerSize {
 			return pipeline.Unjournaled // larger than any file: in memory only
 		}
-		if seg = s.rotate(); seg == nil {
-			if s.broken.Load() {
-				return pipeline.Unjournaled
+		var full bool
+		if seg, full = s.rotate(); seg == nil {
+			if full && !s.broken.Load() {
+				return pipeline.JournalFull
 			}
-			return pipeline.JournalFull
+			return pipeline.Unjournaled // no file ready yet: this one in memory
 		}
 	}
 	if !s.write(seg, scope, rec) {
@@ -207,39 +218,72 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) (ok bool) {
 	return true
 }
 
-// rotate seals the active file and makes a spare, or a new file, the
-// active one. It returns nil when there is none: the spool is at its bound,
-// or it stepped aside.
-func (s *Spool) rotate() *segment {
+// rotate seals the active file and makes a spare the active one. It
+// returns nil when there is none ready, and full when the spool is at its
+// bound. It never makes a file itself: that waits on the disk, and rotate
+// runs inside a logging call; the housekeeper makes them, and until it has,
+// records go on in memory.
+func (s *Spool) rotate() (seg *segment, full bool) {
 	if a := s.active; a != nil {
 		a.sealed = true
 		s.active = nil
 		s.settle()
 	}
 	s.hmu.Lock()
-	var seg *segment
 	if n := len(s.spares); n > 0 {
 		seg = s.spares[n-1]
 		s.spares = s.spares[:n-1]
 	}
 	s.spareReady.Store(len(s.spares) > 0)
-	if seg == nil && s.files < s.maxFiles {
-		// The housekeeper did not keep up: make one here.
-		s.hmu.Unlock()
-		var err error
-		if seg, err = s.make(); err != nil {
-			s.stepAside(err)
+	full = seg == nil && s.files >= s.maxFiles
+	s.hmu.Unlock()
+	s.kick()
+	if seg == nil && !full {
+		seg = s.awaitSpare()
+	}
+	if seg == nil {
+		return nil, full
+	}
+	s.install(seg)
+	return seg, false
+}
+
+// spareWait bounds how long a logging call waits for the housekeeper to
+// make a file when none is ready: long enough for a local disk (a file
+// takes about a millisecond), short enough that a slow one costs a burst a
+// few unprotected records rather than a stalled program.
+const spareWait = 5 * time.Millisecond
+
+// awaitSpare waits, at most spareWait, for the housekeeper's next file.
+func (s *Spool) awaitSpare() *segment {
+	timer := time.NewTimer(spareWait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.made:
+		case <-timer.C:
 			return nil
 		}
 		s.hmu.Lock()
+		var seg *segment
+		if n := len(s.spares); n > 0 {
+			seg = s.spares[n-1]
+			s.spares = s.spares[:n-1]
+		}
+		s.spareReady.Store(len(s.spares) > 0)
+		s.hmu.Unlock()
+		if seg != nil {
+			return seg
+		}
 	}
-	s.hmu.Unlock()
-	s.kick()
-	if seg == nil {
-		return nil
+}
+
+// tellMade wakes a rotate waiting for a spare.
+func (s *Spool) tellMade() {
+	select {
+	case s.made <- struct{}{}:
+	default:
 	}
-	s.install(seg)
-	return seg
 }
 
 // install makes seg the active file.
@@ -255,7 +299,7 @@ func (s *Spool) resume() bool {
 		return false
 	}
 	s.broken.Store(false)
-	if s.rotate() == nil {
+	if seg, _ := s.rotate(); seg == nil {
 		s.broken.Store(true)
 		return false
 	}
@@ -267,6 +311,13 @@ func (s *Spool) resume() bool {
 // on in memory, counted as unprotected.
 func (s *Spool) stepAside(err error) {
 	s.active = nil
+	s.markBroken(err)
+}
+
+// markBroken is stepAside's part that the housekeeper may do too, when it
+// cannot make a file: the pipeline's side, seeing the spool broken, leaves
+// its active file on its next record.
+func (s *Spool) markBroken(err error) {
 	if s.broken.Swap(true) {
 		return
 	}
@@ -322,14 +373,26 @@ func (s *Spool) settle() {
 // Close stops the housekeeper and releases every file: those all settled,
 // and the spares, are removed; the others stay, unlocked, for a later
 // process to send.
-func (s *Spool) Close() {
+func (s *Spool) Close(ctx context.Context) {
 	if s.closed {
 		return
 	}
 	s.closed = true
 	s.settle()
 	close(s.quit)
-	<-s.done
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		// The housekeeper is on the disk (making or syncing a file): leave
+		// the files to the process's end, which unlocks them for a later
+		// one, and tell what they keep.
+		var kept uint64
+		for _, seg := range s.segs {
+			kept += seg.written - seg.settled
+		}
+		s.kept.Store(kept)
+		return
+	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	var kept uint64
@@ -384,14 +447,14 @@ func (s *Spool) make() (*segment, error) {
 		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
 	}
 	seg, err := makeSegment(s.cfg.Dir, name, s.segBytes, s.pid, s.created, s.resource)
+	if err == nil && s.cfg.Sync > 0 {
+		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
+	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if err != nil {
 		s.files--
 		return nil, err
-	}
-	if s.cfg.Sync > 0 {
-		syncDir(s.cfg.Dir)
 	}
 	s.mapped = append(s.mapped, seg)
 	return seg, nil
@@ -453,6 +516,7 @@ func (s *Spool) reap() {
 				s.spares = append(s.spares, seg)
 				s.hmu.Unlock()
 				s.spareReady.Store(true)
+				s.tellMade()
 				room--
 				continue
 			}
@@ -495,15 +559,14 @@ func (s *Spool) makeSpare() bool {
 	}
 	seg, err := s.make()
 	if err != nil {
-		s.hmu.Lock()
-		s.lastErr = err
-		s.hmu.Unlock()
+		s.markBroken(err)
 		return false
 	}
 	s.hmu.Lock()
 	s.spares = append(s.spares, seg)
 	s.hmu.Unlock()
 	s.spareReady.Store(true)
+	s.tellMade()
 	return true
 }
 

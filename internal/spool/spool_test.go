@@ -125,7 +125,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	s.Settle(1000, false)
-	s.Close()
+	s.Close(context.Background())
 	if s.Kept() != n-1000 {
 		t.Errorf("kept %d, want %d", s.Kept(), n-1000)
 	}
@@ -173,7 +173,7 @@ func TestSettledFilesGo(t *testing.T) {
 	if n := len(segFiles(t, dir)); n > 1+maxSpares {
 		t.Errorf("%d files before settling, %d after: want the active one and the spares", before, n)
 	}
-	s.Close()
+	s.Close(context.Background())
 	if s.Kept() != 0 {
 		t.Errorf("kept %d", s.Kept())
 	}
@@ -187,23 +187,31 @@ func TestSettledFilesGo(t *testing.T) {
 func TestBound(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 3 * testSegment })
-	defer s.Close()
+	defer s.Close(context.Background())
 	rec := encoded("a line of some length, to fill the files quickly enough")
-	accepted := 0
-	for range 10000 {
-		if s.Append(0, rec) == pipeline.Journaled {
-			accepted++
-		} else {
+	accepted, written := 0, 0
+	full := false
+	for range 20000 {
+		v := s.Append(0, rec)
+		written++
+		if v == pipeline.JournalFull {
+			written-- // a refused record is not the journal's
+			full = true
 			break
 		}
+		if v == pipeline.Journaled {
+			accepted++
+		} else {
+			time.Sleep(time.Millisecond) // no file ready yet: the housekeeper makes them
+		}
 	}
-	if accepted == 10000 {
+	if !full {
 		t.Fatal("no bound")
 	}
 	if v := s.Append(0, rec); v != pipeline.JournalFull {
 		t.Errorf("past the bound: verdict %d", v)
 	}
-	s.Settle(accepted, false)
+	s.Settle(written, false)
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Append(0, rec) != pipeline.Journaled {
 		if time.Now().After(deadline) {
@@ -230,7 +238,7 @@ func TestKeep(t *testing.T) {
 			s.Settle(40, false)
 			s.Settle(10, true)
 			s.Settle(50, tc.last)
-			s.Close()
+			s.Close(context.Background())
 			if s.Kept() != tc.kept {
 				t.Errorf("kept %d, want %d", s.Kept(), tc.kept)
 			}
@@ -254,7 +262,7 @@ func TestStepsAside(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	s.AddScope(0, otlpwire.Scope{})
 	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
 		t.Errorf("verdict %d", v)
@@ -273,7 +281,7 @@ func TestComesBack(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	defer s.Close()
+	defer s.Close(context.Background())
 	s.AddScope(0, otlpwire.Scope{})
 	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
 		t.Fatalf("verdict %d", v)
@@ -329,7 +337,7 @@ func TestTornAndCorrupt(t *testing.T) {
 				s.Append(0, encoded(fmt.Sprintf("line %d", i)))
 				ends = append(ends, s.active.off)
 			}
-			s.Close()
+			s.Close(context.Background())
 			// ends[i] is the end of record i; the frame of record i+1
 			// starts there.
 			files := segFiles(t, dir)
@@ -360,10 +368,10 @@ func TestClaims(t *testing.T) {
 		for i := range 1000 {
 			s.Append(0, encoded(fmt.Sprintf("w%d line %d", w, i)))
 		}
-		s.Close()
+		s.Close(context.Background())
 	}
 	live := openTest(t, dir, nil)
-	defer live.Close()
+	defer live.Close(context.Background())
 	live.Append(0, encoded("alive"))
 
 	var r received
@@ -430,7 +438,7 @@ func TestShipRetries(t *testing.T) {
 	for i := range 10 {
 		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
 	}
-	s.Close()
+	s.Close(context.Background())
 	r := received{fail: 1}
 	sh := shipAll(t, dir, &r, true)
 	if c := sh.Counts(); c.Left() != 10 || len(segFiles(t, dir)) != 1 {
@@ -440,5 +448,29 @@ func TestShipRetries(t *testing.T) {
 	sh = shipAll(t, dir, &r, false)
 	if c := sh.Counts(); c.Left() != 0 || c.Exported != 10 || len(segFiles(t, dir)) != 0 {
 		t.Fatalf("after retrying: %+v, files %v", c, segFiles(t, dir))
+	}
+}
+
+// A record too big for any file goes in memory only, and ends the active
+// file: the files hold consecutive records, so the one after it must not be
+// counted as settled with it, and survives a death.
+func TestOversizeRecordLeavesNoGap(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	if v := s.Append(0, encoded("r0")); v != pipeline.Journaled {
+		t.Fatal(v)
+	}
+	if v := s.Append(0, encoded(strings.Repeat("x", 2*testSegment))); v != pipeline.Unjournaled {
+		t.Fatal(v)
+	}
+	if v := s.Append(0, encoded("r2")); v != pipeline.Journaled {
+		t.Fatal(v)
+	}
+	s.Settle(2, false) // r0 and the big one: r2 is still in flight
+	s.Close(context.Background())
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || !strings.HasSuffix(got[0], "/r2") {
+		t.Fatalf("shipped %v, kept %d: want r2 alone", got, s.Kept())
 	}
 }
