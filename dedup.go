@@ -6,8 +6,8 @@ import "go.opentelemetry.io/otel/attribute"
 // records must not. The OTel SDK removes repeats itself, but one attribute
 // at a time through pooled maps, the largest single cost of an emit. The
 // bridge knows its attributes whole and removes repeats far cheaper, so
-// every record it emits has unique keys at every level, and a provider fed
-// only by bridges can skip the SDK's pass ([WithKeyDeduplication]).
+// every record it emits has unique keys at every level; a LoggerProvider's
+// own loggers do the same for records other code emits (dedupDeep).
 
 // maxLinearDedup is where a map starts to beat comparing every pair.
 const maxLinearDedup = 32
