@@ -45,6 +45,21 @@ func BenchmarkBridgeOnly(b *testing.B) {
 	}
 }
 
+// caseOneFields are the fields of the benchmarks' case 1: five fields and
+// a context.
+func caseOneFields(ctx context.Context) []zap.Field {
+	return []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
+		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
+}
+
+// withDiscardExport makes the provider's export discard its requests: the
+// figures are then the whole pipeline's but the network's.
+func withDiscardExport() ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) {
+		c.exportFunc = func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	})
+}
+
 // BenchmarkWire measures the bridge on a zaplens provider: each entry is
 // encoded to OTLP bytes and queued; the requests are built and handed to an
 // export that discards them, so the figures are the whole pipeline's but
@@ -52,11 +67,9 @@ func BenchmarkBridgeOnly(b *testing.B) {
 func BenchmarkWire(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
-		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
-	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	fields := caseOneFields(ctx)
 	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil),
-		providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard }))
+		withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func cutRecord(buf []byte, rec *otlpwire.Record, attrs []attribute.KeyValue, lim
 		l.ValueLength, l.AttributeCount = valueLen, count
 		r := *rec
 		if body.Type() == attribute.STRING {
-			r.Body = attribute.StringValue(cutString(body.AsString(), valueLen))
+			r.Body = attribute.StringValue(otlpwire.Truncate(valueLen, body.AsString()))
 		}
 		return otlpwire.AppendRecord(buf[:0], &r, attrs, l)
 	}
@@ -50,16 +50,4 @@ func largest(lo, hi int, fits func(int) bool) int {
 		}
 	}
 	return lo
-}
-
-// cutString keeps the first n characters of s.
-func cutString(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }

@@ -106,19 +106,19 @@ func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final boo
 func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transport.Mode) (int, error) {
 	res := x.client.Export(ctx, body, n, mode)
 	if res.Err != nil {
-		x.warn(res.Cause, res.Err)
+		x.warn(res.Cause, res.Err, res.Cause.Hint(x.endpoint))
 	}
 	return int(res.Rejected), resultError(res)
 }
 
 // warn tells the first failure of each cause at once, with what to do
 // about it.
-func (x *otlpExporter) warn(cause transport.Cause, err error) {
-	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.Hint(x.endpoint)))
+func (x *otlpExporter) warn(cause transport.Cause, err error, hint string) {
+	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, hint))
 }
 
 // warnRetry tells the first failed attempt of each cause at once, before
 // its retries have run out, as a retry rather than a loss.
 func (x *otlpExporter) warnRetry(cause transport.Cause, err error) {
-	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, cause.RetryHint(x.endpoint)))
+	x.warn(cause, err, cause.RetryHint(x.endpoint))
 }

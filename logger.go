@@ -44,18 +44,18 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 	if l.p.stopped.Load() {
 		return // as the SDK's loggers after Shutdown: not the pipeline's to count
 	}
-	s := getScratch()
-	defer putScratch(s)
+	e := getEncoder() // for its pooled attribute slice
+	defer putEncoder(e)
 	r.WalkAttributes(func(kv attribute.KeyValue) bool {
-		s.attrs = append(s.attrs, kv)
+		e.kvs = append(e.kvs, kv)
 		return true
 	})
 	dropped := 0
-	if limit := l.p.limits.AttributeCount; limit >= 0 && len(s.attrs) > limit {
-		dropped = repeatsPastLimit(s.attrs, limit)
+	if limit := l.p.limits.AttributeCount; limit >= 0 && len(e.kvs) > limit {
+		dropped = repeatsPastLimit(e.kvs, limit)
 	}
-	s.attrs = dedupDeep(s.attrs)
-	s.attrs = appendException(s.attrs, r.Err())
+	e.kvs = dedupDeep(e.kvs)
+	e.kvs = appendException(e.kvs, r.Err())
 	rec := otlpwire.Record{
 		Time:         r.Timestamp(),
 		Observed:     r.ObservedTimestamp(),
@@ -66,7 +66,7 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 		Dropped:      dropped,
 	}
 	setSpan(&rec, trace.SpanContextFromContext(ctx))
-	l.enqueue(&rec, s.attrs, false)
+	l.enqueue(&rec, e.kvs, false)
 }
 
 // repeatsPastLimit is what the SDK counts as dropped beyond what the count
@@ -184,21 +184,3 @@ func sdkErrorType(err error) string {
 }
 
 var fmtWrapType = reflect.TypeOf(fmt.Errorf("w: %w", errors.New("e")))
-
-// scratch holds a record's attributes while Emit gathers them.
-type scratch struct{ attrs []attribute.KeyValue }
-
-var scratchPool = sync.Pool{New: func() any {
-	return &scratch{attrs: make([]attribute.KeyValue, 0, 16)}
-}}
-
-func getScratch() *scratch { return scratchPool.Get().(*scratch) }
-
-func putScratch(s *scratch) {
-	if cap(s.attrs) > maxPooledAttrs {
-		return
-	}
-	clear(s.attrs)
-	s.attrs = s.attrs[:0]
-	scratchPool.Put(s)
-}

@@ -606,8 +606,7 @@ func TestAllocationsMetrics(t *testing.T) {
 		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
 	allocs := map[bool]float64{}
 	for _, on := range []bool{false, true} {
-		discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
-		opts := []ProviderOption{providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard })}
+		opts := []ProviderOption{withDiscardExport()}
 		if on {
 			reader := sdkmetric.NewManualReader()
 			opts = append(opts, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
@@ -631,12 +630,10 @@ func TestAllocationsMetrics(t *testing.T) {
 func BenchmarkMetricsCall(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
-		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
-	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	fields := caseOneFields(ctx)
 	for _, on := range []bool{false, true} {
 		b.Run(map[bool]string{false: "metrics=off", true: "metrics=on"}[on], func(b *testing.B) {
-			opts := []ProviderOption{WithLossWriter(nil), providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard })}
+			opts := []ProviderOption{WithLossWriter(nil), withDiscardExport()}
 			if on {
 				reader := sdkmetric.NewManualReader()
 				opts = append(opts, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
@@ -684,9 +681,7 @@ func BenchmarkMetricsCall(b *testing.B) {
 func BenchmarkMetricsCallPaired(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
-		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
-	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	fields := caseOneFields(ctx)
 	reader := sdkmetric.NewManualReader()
 	stop := make(chan struct{})
 	defer close(stop)
@@ -706,7 +701,7 @@ func BenchmarkMetricsCallPaired(b *testing.B) {
 	var loggers [2]*zap.Logger
 	var providers [2]*LoggerProvider
 	for i, on := range []bool{false, true} {
-		opts := []ProviderOption{WithLossWriter(nil), providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard })}
+		opts := []ProviderOption{WithLossWriter(nil), withDiscardExport()}
 		if on {
 			opts = append(opts, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 		}

@@ -15,12 +15,10 @@ import (
 func BenchmarkSpool(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
-		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
-	discard := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	fields := caseOneFields(ctx)
 	for _, on := range []bool{false, true} {
 		name := "spool=off"
-		opts := []ProviderOption{WithLossWriter(nil), providerOptionFunc(func(c *providerConfig) { c.exportFunc = discard })}
+		opts := []ProviderOption{WithLossWriter(nil), withDiscardExport()}
 		if on {
 			name = "spool=on"
 			opts = append(opts, WithSpool(b.TempDir()))

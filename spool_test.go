@@ -648,9 +648,7 @@ func TestSpoolEnv(t *testing.T) {
 	cleanEnv(t)
 	envDir, optDir := t.TempDir(), t.TempDir()
 	t.Setenv("ZAPLENS_SPOOL_DIR", envDir)
-	discard := providerOptionFunc(func(c *providerConfig) {
-		c.exportFunc = func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
-	})
+	discard := withDiscardExport()
 	for _, tc := range []struct {
 		opts []ProviderOption
 		dir  string

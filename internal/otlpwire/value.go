@@ -57,7 +57,7 @@ type encoder struct {
 }
 
 // str is a string value: valid, if asked, and within the length limit.
-func (e encoder) str(s string) string { return truncate(e.ValueLength, e.valid(s)) }
+func (e encoder) str(s string) string { return Truncate(e.ValueLength, e.valid(s)) }
 
 // valid is a key or a text field, which the SDK never truncates.
 func (e encoder) valid(s string) string {
@@ -67,8 +67,9 @@ func (e encoder) valid(s string) string {
 	return s
 }
 
-// truncate keeps the first limit characters of s, as the SDK does.
-func truncate(limit int, s string) string {
+// Truncate keeps the first limit characters of s, as the SDK does; a
+// negative limit keeps all.
+func Truncate(limit int, s string) string {
 	if limit < 0 || len(s) <= limit {
 		return s
 	}
