@@ -18,8 +18,6 @@ import (
 	"go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
-
-	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Core is the bridge alone: a zapcore.Core that sends each entry it is given
@@ -33,12 +31,15 @@ type Core struct {
 	b *bridge
 
 	// What With added, converted once: attributes and open namespaces as the
-	// encoder leaves them, and the context, if any.
+	// encoder leaves them, the same attributes as OTLP bytes, and the
+	// context, if any, with its span.
 	with   []attribute.KeyValue
 	frames []frame
 	top    []attribute.KeyValue
 	err    error
+	wire   wireWith
 	ctx    context.Context
+	sc     trace.SpanContext
 }
 
 // bridge is what every core derived from one NewCore shares.
@@ -74,7 +75,7 @@ func NewCore(opts ...Option) *Core {
 		b.provider = otel.GetLoggerProvider()
 	}
 	b.scopes.Store(&map[string]scope{})
-	return &Core{b: b}
+	return &Core{b: b, wire: wireWith{ok: true}}
 }
 
 // Enabled reports whether the bridge sends entries at level l.
@@ -96,8 +97,8 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 			with = c
 		}
 	}()
-	if ctx, _ := findContext(fields); ctx != nil {
-		nc.ctx = ctx
+	if ec := findContext(fields); ec.ctx != nil {
+		nc.ctx, nc.sc = ec.ctx, ec.sc
 	}
 	e := getEncoder()
 	defer putEncoder(e)
@@ -107,6 +108,7 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 	nc.frames = slices.Clone(e.frames)
 	nc.top = slices.Clone(e.top)
 	nc.err = e.err
+	nc.wire = c.b.encodeWith(&nc)
 	return &nc
 }
 
@@ -176,10 +178,9 @@ func zapWillPanic(ce *zapcore.CheckedEntry) bool {
 // counted by [Core.Lost] and told on stderr at most once per interval, never
 // through zap's error output.
 func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	ctx, _ := findContext(fields)
 	e := getEncoder()
 	defer putEncoder(e)
-	c.write(e, c.b.scope(ent.LoggerName), ctx, ent, fields)
+	c.write(e, c.b.scope(ent.LoggerName), findContext(fields), ent, fields)
 	return nil
 }
 
@@ -200,17 +201,18 @@ func BridgeLost() uint64 { return bridgeLost.Load() }
 var bridgeLost atomic.Uint64
 
 // write converts the entry with e, an empty encoder, and emits it to the
-// scope's logger. ctx is the entry's own context, or nil.
-func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.Entry, fields []zapcore.Field) {
+// scope's logger. ec is the entry's own context.
+func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry, fields []zapcore.Field) {
 	l := s.logger
 	if !s.bridged {
 		return // a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
+	ctx, sc := ec.ctx, ec.sc
 	if ctx == nil {
-		ctx = c.ctx
+		ctx, sc = c.ctx, c.sc
 	}
-	if c.b.cfg.traceBased.drops(ent.Level, ctx) {
+	if c.b.cfg.traceBased.drops(ent.Level, sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
 	}
 	if ctx == nil {
@@ -222,30 +224,19 @@ func (c *Core) write(e *attrEncoder, s scope, ctx context.Context, ent zapcore.E
 	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev}) {
 		return
 	}
+	if s.wire != nil && c.writeDirect(s.wire, e, sc, ent, sev, fields) {
+		return
+	}
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
 	if s.wire != nil {
-		writeWire(s.wire, e, ctx, ent, sev)
+		writeWire(s.wire, e, sc, ent, sev)
 	} else {
 		var rec log.Record
 		fillRecord(&rec, e, ent, sev)
 		c.b.emit(ctx, l, &rec)
 	}
-}
-
-// writeWire hands the converted entry to a zaplens provider's logger,
-// which encodes it straight to OTLP bytes.
-func writeWire(l *logger, e *attrEncoder, ctx context.Context, ent zapcore.Entry, sev log.Severity) {
-	rec := otlpwire.Record{
-		Time:         ent.Time,
-		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
-		Severity:     sev,
-		SeverityText: ent.Level.String(),
-		Body:         stringValue(ent.Message),
-	}
-	setSpan(&rec, trace.SpanContextFromContext(ctx))
-	l.enqueue(&rec, e.result(), true)
 }
 
 // fillRecord makes rec the log.Record of the converted entry, for any other

@@ -23,17 +23,6 @@ func passedContext(ctx context.Context) zap.Field {
 	return zap.Field{Key: passedKey, Type: zapcore.SkipType, Interface: ctx}
 }
 
-// idsPrinted reports whether an outer tee already printed the ids of the
-// entry whose fields these are.
-func idsPrinted(fields []zapcore.Field) bool {
-	for i := range fields {
-		if fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType {
-			return true
-		}
-	}
-	return false
-}
-
 // Context carries ctx to the bridge, which takes the trace and span of the
 // entry from it. Every other core skips the field, so it prints nothing;
 // a tee built by [NewTee] or [WrapCore] prints the ids instead.
@@ -56,28 +45,37 @@ func contextOf(f zapcore.Field) (context.Context, bool) {
 	return nil, false
 }
 
-// findContext returns the last context among fields, nil if reading its
-// span panics, and how many fields carry one.
-func findContext(fields []zapcore.Field) (ctx context.Context, n int) {
-	for _, f := range fields {
-		if c, ok := contextOf(f); ok {
-			ctx, n = c, n+1
-		}
-	}
-	if n > 0 {
-		ctx = usableContext(ctx)
-	}
-	return ctx, n
+// entryContext is what an entry's fields say of its context, read in one
+// pass: the span is read once per entry, however many parts need it.
+type entryContext struct {
+	ctx     context.Context   // the last context among the fields; nil if none, or if reading its span panics
+	sc      trace.SpanContext // ctx's span
+	n       int               // how many fields carry a context
+	printed bool              // an outer tee printed the ids (see passedKey)
 }
 
-// usableContext returns ctx, or nil if reading its span panics: a nil
-// *gin.Context passed as zap.Any, say, must not take the entry with it.
-func usableContext(ctx context.Context) (usable context.Context) {
+// findContext reads the entry's context from its fields.
+func findContext(fields []zapcore.Field) (ec entryContext) {
+	for i := range fields {
+		if c, ok := contextOf(fields[i]); ok {
+			ec.ctx, ec.n = c, ec.n+1
+			ec.printed = ec.printed || (fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType)
+		}
+	}
+	if ec.n > 0 {
+		ec.ctx, ec.sc = spanOf(ec.ctx)
+	}
+	return ec
+}
+
+// spanOf returns ctx and its span context, or nothing if reading the span
+// panics: a nil *gin.Context passed as zap.Any, say, must not take the
+// entry with it.
+func spanOf(ctx context.Context) (usable context.Context, sc trace.SpanContext) {
 	defer func() {
 		if recover() != nil {
-			usable = nil
+			usable, sc = nil, trace.SpanContext{}
 		}
 	}()
-	trace.SpanContextFromContext(ctx)
-	return ctx
+	return ctx, trace.SpanContextFromContext(ctx)
 }

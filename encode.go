@@ -45,6 +45,7 @@ type attrEncoder struct {
 	hasErr bool                 // top already holds an exception
 	err    error                // the exception's error, for log.Record.SetErr
 	depth  int                  // how deep in a value this encoder's level lies
+	keys   []string             // the direct way's keys (see wire.go), kept for their room
 }
 
 // maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.

@@ -17,7 +17,7 @@ import (
 )
 
 // logger is a [LoggerProvider]'s log.Logger: it encodes each record to OTLP
-// bytes and queues them. The bridge skips Emit and hands it its attributes
+// bytes and queues them. The bridge skips Emit and hands it its entries
 // directly (see wire.go), so that a zap entry is converted once.
 type logger struct {
 	embedded.Logger
@@ -123,8 +123,13 @@ func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid
 		buf, cut = cutRecord(buf, rec, attrs, lim, max), true
 	}
 	l.p.pipe.Enqueue(l.scope, buf, cut)
-	if cap(buf) <= maxPooledBuf {
-		*bp = buf[:0]
+	*bp = buf[:0]
+	putBuf(bp)
+}
+
+// putBuf returns a record buffer to the pool, unless it grew too large.
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuf {
 		bufPool.Put(bp)
 	}
 }

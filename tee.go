@@ -59,8 +59,8 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 		nt.base = t.base.With(bf)
 	}
 	nt.bridge = t.bridge.With(fields).(*Core)
-	if ctx, n := findContext(fields); n > 0 {
-		nt.ctx, nt.ids = ctx, t.appendIDs(nil, ctx)
+	if ec := findContext(fields); ec.n > 0 {
+		nt.ctx, nt.ids = ec.ctx, t.appendIDs(nil, ec.sc)
 	}
 	return &nt
 }
@@ -91,12 +91,12 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 
 // Write writes to both sides, for callers that skip Check.
 func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	ctx, n := findContext(fields)
+	ec := findContext(fields)
 	var buf []zapcore.Field
-	err := t.base.Write(ent, t.baseFields(ctx, n, fields, &buf))
+	err := t.base.Write(ent, t.baseFields(ec, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName), ctx, ent, fields)
+	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName), ec, ent, fields)
 	return err
 }
 
@@ -109,15 +109,16 @@ func (t *tee) Sync() error {
 // swallows them; the fields less their contexts; and that context once more
 // as a field no encoder prints, for a bridge inside base (a tee wrapped
 // twice, or another bridge) to find. buf is reused.
-func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
-	if nctx == 0 && t.ctx == nil {
+func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
+	if ec.n == 0 && t.ctx == nil {
 		return fields
 	}
 	out := (*buf)[:0]
+	ctx := ec.ctx
 	switch {
-	case nctx > 0 && idsPrinted(fields): // an outer tee printed them
-	case nctx > 0:
-		out = t.appendIDs(out, ctx)
+	case ec.printed: // an outer tee printed them
+	case ec.n > 0:
+		out = t.appendIDs(out, ec.sc)
 	default:
 		ctx = t.ctx
 		out = append(out, t.ids...)
@@ -134,16 +135,12 @@ func (t *tee) baseFields(ctx context.Context, nctx int, fields []zapcore.Field, 
 	return out
 }
 
-// appendIDs appends the ids of ctx's span in the tee's format; none when
-// ctx carries no valid span. A format is user code: if it panics, the line
-// says so in place of the ids, as zap does for a panicking Stringer, and
-// is written all the same.
-func (t *tee) appendIDs(dst []zapcore.Field, ctx context.Context) (out []zapcore.Field) {
-	if ctx == nil || t.format == nil {
-		return dst
-	}
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
+// appendIDs appends the ids of the span sc in the tee's format; none when
+// sc is not valid. A format is user code: if it panics, the line says so in
+// place of the ids, as zap does for a panicking Stringer, and is written all
+// the same.
+func (t *tee) appendIDs(dst []zapcore.Field, sc trace.SpanContext) (out []zapcore.Field) {
+	if t.format == nil || !sc.IsValid() {
 		return dst
 	}
 	defer func() {
@@ -159,7 +156,7 @@ const keyIDFormatError = "idFormatError"
 
 // withoutContexts returns fields less the ones that carry a context.
 func withoutContexts(fields []zapcore.Field) []zapcore.Field {
-	if _, n := findContext(fields); n == 0 {
+	if findContext(fields).n == 0 {
 		return fields
 	}
 	out := make([]zapcore.Field, 0, len(fields))
@@ -192,15 +189,15 @@ var baseErrorOutput = zapcore.Lock(os.Stderr)
 
 func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	t := w.tee
-	ctx, n := findContext(fields)
+	ec := findContext(fields)
 	if w.base != nil {
 		// zap adds the caller and the stack to the entry after Check.
 		w.base.Entry = ent
 		w.base.ErrorOutput = baseErrorOutput
-		w.base.Write(t.baseFields(ctx, n, fields, &w.fields)...)
+		w.base.Write(t.baseFields(ec, fields, &w.fields)...)
 	}
 	if w.bridged {
-		t.bridge.write(&w.enc, w.scope, ctx, ent, fields)
+		t.bridge.write(&w.enc, w.scope, ec, ent, fields)
 	}
 	if w.ce != nil {
 		t.bridge.b.flushTerminal(ent.Level, w.ce)

@@ -1,8 +1,6 @@
 package zaplens
 
 import (
-	"context"
-
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
 )
@@ -28,13 +26,12 @@ type traceBased struct {
 	always zapcore.Level
 }
 
-// drops reports whether an entry at level l whose context is ctx (nil: no
+// drops reports whether an entry at level l whose span is sc (zero: no
 // context) stays out of the bridge.
-func (tb traceBased) drops(l zapcore.Level, ctx context.Context) bool {
+func (tb traceBased) drops(l zapcore.Level, sc trace.SpanContext) bool {
 	exempt := tb.always != Off && l >= tb.always
-	if !tb.on || exempt || ctx == nil {
+	if !tb.on || exempt {
 		return false
 	}
-	sc := trace.SpanContextFromContext(ctx)
 	return sc.IsValid() && !sc.IsSampled()
 }

@@ -46,14 +46,7 @@ type Record struct {
 // with an empty key are left out, as the SDK leaves them out.
 func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
-	b = appendFixed64Field(b, recTime, unixNano(r.Time))
-	b = appendFixed64Field(b, recObserved, unixNano(r.Observed))
-	b = appendVarintField(b, recSeverity, severityNumber(r.Severity))
-	b = appendStringField(b, recSeverityText, e.valid(r.SeverityText))
-	b = appendStringField(b, recEventName, e.valid(r.EventName))
-	body := e // the SDK limits attributes only
-	body.ValueLength = -1
-	b = body.appendValue(b, recBody, r.Body, -1)
+	b = AppendHead(b, r, lim)
 	dropped := r.Dropped
 	kept := 0
 	for _, kv := range attrs {
@@ -67,6 +60,36 @@ func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) [
 		kept++
 		b = e.appendKeyValue(b, recAttributes, kv, attrDepth(kv.Value))
 	}
+	return AppendTail(b, r, dropped)
+}
+
+// A record can also be written in three steps, for a caller that writes
+// its attributes itself, one at a time (see attr.go): AppendHead, then the
+// attributes, then AppendTail. The bytes are AppendRecord's.
+
+// AppendHead appends what of r comes before its attributes: times,
+// severity, event name and body.
+func AppendHead(b []byte, r *Record, lim Limits) []byte {
+	e := encoder{Limits: lim}
+	b = appendFixed64Field(b, recTime, unixNano(r.Time))
+	b = appendFixed64Field(b, recObserved, unixNano(r.Observed))
+	b = appendVarintField(b, recSeverity, severityNumber(r.Severity))
+	b = appendStringField(b, recSeverityText, e.valid(r.SeverityText))
+	b = appendStringField(b, recEventName, e.valid(r.EventName))
+	if r.Body.Type() == attribute.STRING {
+		// The bridge's body, a message: no limit, nothing nested.
+		b, start := begin(b, recBody)
+		b = appendString(b, anyString, e.valid(r.Body.AsString()))
+		return end(b, start)
+	}
+	body := e // the SDK limits attributes only
+	body.ValueLength = -1
+	return body.appendValue(b, recBody, r.Body, -1)
+}
+
+// AppendTail appends what of r comes after its attributes: the count of
+// attributes dropped, the trace flags and the trace and span ids.
+func AppendTail(b []byte, r *Record, dropped int) []byte {
 	b = appendVarintField(b, recDropped, uint64(clampUint32(dropped)))
 	if r.Flags != 0 {
 		b = protowire.AppendTag(b, recFlags, protowire.Fixed32Type)

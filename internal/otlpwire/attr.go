@@ -1,0 +1,99 @@
+package otlpwire
+
+import (
+	"encoding/binary"
+	"math"
+
+	"go.opentelemetry.io/otel/attribute"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// One record attribute at a time, for a writer that has typed values and
+// no attribute.KeyValue: each appends a whole LogRecord.attributes field,
+// tag included, the bytes appendKeyValue writes for the same attribute.
+// The sizes of the scalar ones are known ahead, so they are written once,
+// with no length to fill in afterwards. An empty key is the caller's to
+// leave out.
+
+// AppendStringAttr appends an attribute with a string value.
+func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
+	e := encoder{Limits: lim}
+	key, v = e.valid(key), e.str(v)
+	value := 1 + protowire.SizeBytes(len(v))
+	b = appendAttrHead(b, key, value)
+	b = protowire.AppendTag(b, anyString, protowire.BytesType)
+	return protowire.AppendString(b, v)
+}
+
+// AppendBytesAttr appends an attribute with a byte-slice value.
+func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
+	e := encoder{Limits: lim}
+	key = e.valid(key)
+	if lim.ValueLength >= 0 && len(v) > lim.ValueLength {
+		v = v[:lim.ValueLength]
+	}
+	b = appendAttrHead(b, key, 1+protowire.SizeBytes(len(v)))
+	b = protowire.AppendTag(b, anyBytes, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
+}
+
+// AppendIntAttr appends an attribute with an integer value.
+func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
+	key = encoder{Limits: lim}.valid(key)
+	b = appendAttrHead(b, key, 1+protowire.SizeVarint(uint64(v)))
+	b = protowire.AppendTag(b, anyInt, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(v))
+}
+
+// AppendFloatAttr appends an attribute with a double value.
+func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
+	key = encoder{Limits: lim}.valid(key)
+	b = appendAttrHead(b, key, 1+8)
+	b = append(b, anyDouble<<3|byte(protowire.Fixed64Type))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+}
+
+// AppendBoolAttr appends an attribute with a boolean value.
+func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
+	key = encoder{Limits: lim}.valid(key)
+	b = appendAttrHead(b, key, 1+1)
+	b = protowire.AppendTag(b, anyBool, protowire.VarintType)
+	return protowire.AppendVarint(b, protowire.EncodeBool(v))
+}
+
+// AppendAttr appends an attribute of any value, under the depth limit
+// AppendRecord applies.
+func AppendAttr(b []byte, kv attribute.KeyValue, lim Limits) []byte {
+	return encoder{Limits: lim}.appendKeyValue(b, recAttributes, kv, attrDepth(kv.Value))
+}
+
+// The tags of LogRecord.attributes, KeyValue.key and KeyValue.value, all
+// length-delimited.
+const (
+	attrTag  = recAttributes<<3 | byte(protowire.BytesType)
+	keyTag   = kvKey<<3 | byte(protowire.BytesType)
+	valueTag = kvValue<<3 | byte(protowire.BytesType)
+)
+
+// appendAttrHead appends the attribute's tag and length, its key, and the
+// tag and length of an AnyValue of value bytes, which the caller appends.
+func appendAttrHead(b []byte, key string, value int) []byte {
+	if kv := 2 + len(key) + 2 + value; kv < 0x80 && key != "" {
+		// Every length fits in one byte: the common short attribute.
+		b = append(b, attrTag, byte(kv), keyTag, byte(len(key)))
+		b = append(b, key...)
+		return append(b, valueTag, byte(value))
+	}
+	kv := 1 + protowire.SizeVarint(uint64(value)) + value
+	if key != "" {
+		kv += 1 + protowire.SizeBytes(len(key))
+	}
+	b = protowire.AppendTag(b, recAttributes, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(kv))
+	if key != "" {
+		b = protowire.AppendTag(b, kvKey, protowire.BytesType)
+		b = protowire.AppendString(b, key)
+	}
+	b = protowire.AppendTag(b, kvValue, protowire.BytesType)
+	return protowire.AppendVarint(b, uint64(value))
+}

@@ -1,0 +1,263 @@
+package zaplens
+
+import (
+	"math"
+	"time"
+
+	"go.opentelemetry.io/otel/log"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// On a zaplens provider an entry becomes OTLP bytes in one of two ways.
+// The direct way writes each zap field straight to the record, as zap's
+// JSON encoder writes it to a line: no attribute, no slice, no pass to
+// make keys unique. It serves the entries nearly every program logs. An
+// entry with something the direct way does not do (a repeated key, a
+// namespace, a zap.Error, more attributes than the limit, a record too
+// large for a request) is written the general way instead: converted to
+// attributes (encode.go), made unique, then encoded. Both write the same
+// bytes; wire_test.go holds them to it.
+
+// maxDirectKeys bounds the direct way's search for repeated keys, which
+// compares every pair.
+const maxDirectKeys = 32
+
+// wireWith is what a Core's With fields are to the direct way: their
+// attributes already encoded, and their keys.
+type wireWith struct {
+	ok   bool // the direct way can start from these
+	buf  []byte
+	keys []string
+}
+
+// encodeWith encodes c's With attributes for the direct way, when c's
+// provider is a zaplens one and they hold nothing the direct way leaves to
+// the general one.
+func (b *bridge) encodeWith(c *Core) wireWith {
+	p, ok := b.provider.(*LoggerProvider)
+	if !ok || len(c.frames) > 0 || len(c.top) > 0 || c.err != nil || len(c.with) > maxDirectKeys {
+		return wireWith{}
+	}
+	w := wireWith{ok: true}
+	for _, kv := range c.with {
+		if kv.Key == "" {
+			continue // left out, as AppendRecord leaves it
+		}
+		if hasKey(w.keys, string(kv.Key)) {
+			return wireWith{}
+		}
+		w.keys = append(w.keys, string(kv.Key))
+		w.buf = otlpwire.AppendAttr(w.buf, kv, directLimits(p))
+	}
+	return w
+}
+
+// directLimits are the provider's limits for strings the bridge has made
+// valid UTF-8 itself.
+func directLimits(p *LoggerProvider) otlpwire.Limits {
+	lim := p.limits
+	lim.CheckUTF8 = false
+	return lim
+}
+
+// writeDirect writes the entry the direct way and queues it, or reports
+// false, having queued nothing, when the entry needs the general way. e
+// is scratch for fields of other kinds, and is left empty.
+func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity, fields []zapcore.Field) bool {
+	if l.name != "" {
+		return false // a scope past the bound: the general way adds its name
+	}
+	rec := wireRecord(ent, sev, sc)
+	bp := bufPool.Get().(*[]byte)
+	defer putBuf(bp)
+	b, ok := c.appendDirect((*bp)[:0], e, &rec, ent, fields, directLimits(l.p))
+	*bp = b[:0]
+	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
+		return false // a record too large is cut, the general way
+	}
+	l.p.pipe.Enqueue(l.scope, b, false)
+	return true
+}
+
+// wireRecord is the entry's record but its attributes.
+func wireRecord(ent zapcore.Entry, sev log.Severity, sc trace.SpanContext) otlpwire.Record {
+	rec := otlpwire.Record{
+		Time:         ent.Time,
+		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
+		Severity:     sev,
+		SeverityText: ent.Level.String(),
+		Body:         stringValue(ent.Message),
+	}
+	if rec.Observed.IsZero() {
+		rec.Observed = time.Now()
+	}
+	setSpan(&rec, sc)
+	return rec
+}
+
+// appendDirect appends the record the direct way, and reports false when
+// the entry needs the general way.
+func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
+	if !c.wire.ok {
+		return b, false
+	}
+	d := directWriter{lim: lim, e: e, keys: e.keys[:0]}
+	defer func() {
+		clear(d.keys)
+		e.keys = d.keys[:0]
+	}()
+	d.b = otlpwire.AppendHead(b, rec, lim)
+	d.b = append(d.b, c.wire.buf...)
+	d.keys = append(d.keys, c.wire.keys...)
+	ok := d.addFields(fields) && d.addEntry(ent)
+	if !ok || (lim.AttributeCount >= 0 && len(d.keys) > lim.AttributeCount) {
+		return d.b, false
+	}
+	return otlpwire.AppendTail(d.b, rec, 0), true
+}
+
+// directWriter is one entry on its way: the record so far and the keys in
+// it.
+type directWriter struct {
+	b    []byte
+	keys []string
+	lim  otlpwire.Limits
+	e    *attrEncoder
+}
+
+// key takes a field's key, made valid, and reports whether it may be
+// written: false for a key already in the record. An empty key is taken
+// and written nowhere, as AppendRecord leaves it out.
+func (d *directWriter) key(k string) (string, bool) {
+	k = validString(k)
+	if k == "" {
+		return k, true
+	}
+	if len(d.keys) >= maxDirectKeys || hasKey(d.keys, k) {
+		return k, false
+	}
+	d.keys = append(d.keys, k)
+	return k, true
+}
+
+func hasKey(keys []string, k string) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// addFields writes the fields, as attrEncoder.addFields converts them.
+func (d *directWriter) addFields(fields []zapcore.Field) bool {
+	for i := range fields {
+		if !d.addField(&fields[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *directWriter) addField(f *zapcore.Field) bool {
+	switch f.Type {
+	case zapcore.StringType:
+		return d.str(f.Key, f.String)
+	case zapcore.Int64Type, zapcore.Int32Type, zapcore.Int16Type, zapcore.Int8Type, zapcore.DurationType:
+		return d.int(f.Key, f.Integer)
+	case zapcore.Uint64Type, zapcore.Uint32Type, zapcore.Uint16Type, zapcore.Uint8Type, zapcore.UintptrType:
+		if f.Integer < 0 {
+			break // above MaxInt64: a decimal string, the general way's
+		}
+		return d.int(f.Key, f.Integer)
+	case zapcore.Float64Type:
+		return d.float(f.Key, math.Float64frombits(uint64(f.Integer)))
+	case zapcore.BoolType:
+		k, ok := d.key(f.Key)
+		if ok && k != "" {
+			d.b = otlpwire.AppendBoolAttr(d.b, k, f.Integer == 1, d.lim)
+		}
+		return ok
+	case zapcore.SkipType:
+		return true
+	case zapcore.NamespaceType:
+		return false
+	case zapcore.ErrorType:
+		if f.Key == errorKey {
+			return false // exception.*, which go last
+		}
+	}
+	if _, ok := contextOf(*f); ok {
+		return true
+	}
+	return d.converted(*f)
+}
+
+// converted writes a field of any other kind through the general
+// conversion, one field at a time, when all it adds is plain attributes.
+func (d *directWriter) converted(f zapcore.Field) bool {
+	e := d.e
+	defer e.reset()
+	e.addField(f)
+	if len(e.frames) > 0 || len(e.top) > 0 || e.hasErr {
+		return false
+	}
+	for _, kv := range e.kvs {
+		k, ok := d.key(string(kv.Key))
+		if !ok {
+			return false
+		}
+		if k != "" {
+			d.b = otlpwire.AppendAttr(d.b, kv, d.lim)
+		}
+	}
+	return true
+}
+
+func (d *directWriter) str(key, v string) bool {
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), d.lim)
+	}
+	return ok
+}
+
+func (d *directWriter) int(key string, v int64) bool {
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendIntAttr(d.b, k, v, d.lim)
+	}
+	return ok
+}
+
+func (d *directWriter) float(key string, v float64) bool {
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendFloatAttr(d.b, k, v, d.lim)
+	}
+	return ok
+}
+
+// addEntry writes the caller and the stack, as attrEncoder.addEntry adds
+// them; with no exception in the record, a stack is code.stacktrace.
+func (d *directWriter) addEntry(ent zapcore.Entry) bool {
+	if ent.Caller.Defined {
+		if !d.str(keyFilePath, ent.Caller.File) || !d.int(keyLineNumber, int64(ent.Caller.Line)) {
+			return false
+		}
+		if ent.Caller.Function != "" && !d.str(keyFunctionName, ent.Caller.Function) {
+			return false
+		}
+	}
+	return ent.Stack == "" || d.str(keyCodeStacktrace, ent.Stack)
+}
+
+// writeWire hands the converted entry to a zaplens provider's logger,
+// which encodes it straight to OTLP bytes: the general way.
+func writeWire(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity) {
+	rec := wireRecord(ent, sev, sc)
+	l.enqueue(&rec, e.result(), true)
+}

@@ -1,0 +1,193 @@
+package zaplens
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// generalBytes is the record the general way writes for the entry: the
+// conversion to attributes, made unique, then AppendRecord.
+func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
+	e := getEncoder()
+	defer putEncoder(e)
+	c.seed(e)
+	e.addFields(fields)
+	e.addEntry(ent)
+	rec := wireRecord(ent, severity(ent.Level), c.sc)
+	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
+}
+
+// directBytes is the record the direct way writes, if it takes the entry.
+func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
+	e := getEncoder()
+	defer putEncoder(e)
+	rec := wireRecord(ent, severity(ent.Level), c.sc)
+	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
+	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
+		panic("appendDirect left its scratch encoder dirty")
+	}
+	return b, ok
+}
+
+// wireCore is a bridge core on a zaplens provider whose export discards.
+func wireCore(t *testing.T, opts ...ProviderOption) (*Core, otlpwire.Limits) {
+	t.Helper()
+	p := newTestProvider(t, append(opts, withDiscardExport())...)
+	return NewCore(WithLoggerProvider(p)), directLimits(p)
+}
+
+// The direct way writes exactly the general way's bytes for every entry it
+// takes, and takes the entries programs log most: every scalar field kind,
+// With fields, a context, the caller and a stack.
+func TestDirectMatchesGeneral(t *testing.T) {
+	cleanEnv(t)
+	core, lim := wireCore(t)
+	ctx, _ := spanContext(t)
+	ent := zapcore.Entry{Level: zapcore.WarnLevel, Time: diffEpoch, Message: "step done",
+		Caller: zapcore.NewEntryCaller(0, "/src/train.go", 42, true), Stack: "goroutine 1 [running]:\nmain.main()"}
+	ent.Caller.Function = "main.main"
+	taken := []struct {
+		name   string
+		core   *Core
+		fields []zapcore.Field
+	}{
+		{"case one", core, caseOneFields(ctx)},
+		{"no fields", core, nil},
+		{"scalars", core, []zapcore.Field{zap.Int8("i8", -8), zap.Int16("i16", 16), zap.Int32("i32", -32),
+			zap.Uint("u", 7), zap.Uint8("u8", 255), zap.Uint16("u16", 65535), zap.Uint32("u32", 1<<32-1),
+			zap.Uint64("u64", 1<<63-1), zap.Uintptr("p", 0xbeef), zap.Duration("d", -time.Second),
+			zap.Bool("t", true), zap.Bool("f", false), zap.Float32("f32", 0.1), zap.String("empty", ""),
+			zap.String("long", strings.Repeat("é", 200)), zap.String("bad\xff", "val\xfe"), zap.String("", "no key"),
+			zap.Skip(), zap.Any("ctx", ctx)}},
+		{"other kinds, converted", core, []zapcore.Field{zap.Stringer("stringer", diffStringer("x")),
+			zap.Time("when", diffEpoch), zap.Ints("ints", []int{1, 2}), zap.Binary("binary", []byte{0, 0xff}),
+			zap.ByteString("bytestring", []byte("raw")), zap.Reflect("reflected", map[string]int{"b": 2, "a": 1}),
+			zap.Object("obj", diffObject{name: "outer", child: &diffObject{name: "inner"}}),
+			zap.Inline(zapcore.ObjectMarshalerFunc(func(enc zapcore.ObjectEncoder) error {
+				enc.AddString("inline.a", "x")
+				return enc.AddObject("inline.o", diffObject{name: "in"})
+			})), zap.NamedError("cause", errors.New("boom")),
+			zap.Uint64("u64.big", 1<<63), zap.Complex128("complex", 1+2i)}},
+		{"with", core.With([]zapcore.Field{zap.String("job", "megatron"), zap.Int("rank", 3), Context(ctx)}).(*Core),
+			[]zapcore.Field{zap.Int("step", 1)}},
+		{"with twice", core.With([]zapcore.Field{zap.String("a", "1")}).With([]zapcore.Field{zap.Object("o", diffObject{name: "x"})}).(*Core),
+			[]zapcore.Field{zap.Int("b", 2)}},
+	}
+	for _, tc := range taken {
+		got, ok := directBytes(tc.core, ent, tc.fields, lim)
+		if !ok {
+			t.Errorf("%s: the direct way did not take it", tc.name)
+			continue
+		}
+		if want := generalBytes(tc.core, ent, tc.fields, lim); !bytes.Equal(got, want) {
+			t.Errorf("%s:\n direct  %x\n general %x", tc.name, got, want)
+		}
+	}
+
+	// What the direct way leaves to the general one.
+	left := []struct {
+		name   string
+		core   *Core
+		fields []zapcore.Field
+	}{
+		{"repeated key", core, []zapcore.Field{zap.Int("a", 1), zap.String("a", "2")}},
+		{"repeated after UTF-8 repair", core, []zapcore.Field{zap.Int("a\xff", 1), zap.Int("a\xfe", 2)}},
+		{"a field named like the caller", core, []zapcore.Field{zap.String(keyFilePath, "mine")}},
+		{"repeat inside an inline object", core, []zapcore.Field{zap.String("name", "x"), zap.Inline(zapcore.ObjectMarshalerFunc(
+			func(enc zapcore.ObjectEncoder) error { enc.AddString("name", "y"); return nil }))}},
+		{"namespace inside an inline object", core, []zapcore.Field{zap.Inline(diffObject{name: "y"})}},
+		{"zap.Error", core, []zapcore.Field{zap.Error(errors.New("boom"))}},
+		{"namespace", core, []zapcore.Field{zap.Namespace("ns"), zap.Int("a", 1)}},
+		{"too many keys", core, manyFields(maxDirectKeys + 1)},
+		{"With a zap.Error", core.With([]zapcore.Field{zap.Error(errors.New("x"))}).(*Core), nil},
+		{"With a namespace", core.With([]zapcore.Field{zap.Namespace("ns")}).(*Core), nil},
+		{"With repeats a key", core.With([]zapcore.Field{zap.Int("a", 1)}).(*Core), []zapcore.Field{zap.Int("a", 2)}},
+	}
+	for _, tc := range left {
+		if _, ok := directBytes(tc.core, ent, tc.fields, lim); ok {
+			t.Errorf("%s: the direct way took it", tc.name)
+		}
+	}
+}
+
+func manyFields(n int) []zapcore.Field {
+	fields := make([]zapcore.Field, n)
+	for i := range fields {
+		fields[i] = zap.Int(strings.Repeat("k", i+1), i)
+	}
+	return fields
+}
+
+// Random entries from a pool of fields whose keys repeat: wherever the
+// direct way takes one, its bytes are the general way's; under the SDK's
+// default limits and under tight ones.
+func TestDirectMatchesGeneralRandom(t *testing.T) {
+	cleanEnv(t)
+	type side struct {
+		core *Core
+		lim  otlpwire.Limits
+	}
+	var sides [2]side
+	sides[0].core, sides[0].lim = wireCore(t)
+	sides[1].core, sides[1].lim = wireCore(t, WithAttributeCountLimit(4), WithAttributeValueLengthLimit(3))
+	ctx, _ := spanContext(t)
+	pool := append(diffEveryField(), caseOneFields(ctx)...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	taken := 0
+	for i := range 6000 {
+		core, lim := sides[i%2].core, sides[i%2].lim
+		pick := func(n int) []zapcore.Field {
+			out := make([]zapcore.Field, n)
+			for j := range out {
+				out[j] = pool[rng.IntN(len(pool))]
+			}
+			return out
+		}
+		c := core
+		if rng.IntN(3) == 0 {
+			c = c.With(pick(rng.IntN(4))).(*Core)
+		}
+		ent := zapcore.Entry{Level: zapcore.Level(rng.IntN(7) - 1), Time: diffEpoch.Add(time.Duration(i)), Message: "m"}
+		if rng.IntN(2) == 0 {
+			ent.Caller = zapcore.NewEntryCaller(0, "/x.go", i, true)
+		}
+		fields := pick(rng.IntN(6))
+		got, ok := directBytes(c, ent, fields, lim)
+		if !ok {
+			continue
+		}
+		taken++
+		if want := generalBytes(c, ent, fields, lim); !bytes.Equal(got, want) {
+			t.Fatalf("entry %d, limits %+v, fields %v:\n direct  %x\n general %x", i, lim, fields, got, want)
+		}
+	}
+	if taken < 1000 {
+		t.Fatalf("the direct way took only %d of 6000 entries", taken)
+	}
+	t.Logf("the direct way took %d of 6000 entries", taken)
+}
+
+// A record the direct way would write too large for a request goes the
+// general way, and is cut there.
+func TestDirectLeavesHugeRecordToCut(t *testing.T) {
+	cleanEnv(t)
+	p := newTestProvider(t, withDiscardExport(), WithRequestBytes(64<<10))
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	l.Info("big", zap.String("s", strings.Repeat("x", 100<<10)))
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Cut != 1 || s.Exported != 1 {
+		t.Fatalf("stats %+v, want one record, cut and exported", s)
+	}
+}
