@@ -45,7 +45,7 @@ type attrEncoder struct {
 	hasErr bool                 // top already holds an exception
 	err    error                // the exception's error, for log.Record.SetErr
 	depth  int                  // how deep in a value this encoder's level lies
-	keys   []string             // the direct way's keys (see wire.go), kept for their room
+	direct directWriter         // the direct way's state (see wire.go), kept for its room
 }
 
 // maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.
@@ -74,7 +74,7 @@ func putEncoder(e *attrEncoder) {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{}
+		*e = attrEncoder{direct: e.direct} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"reflect"
 	"sync"
 
 	"go.opentelemetry.io/otel/trace"
@@ -22,7 +24,7 @@ func NewTee(base zapcore.Core, opts ...Option) zapcore.Core {
 		base = zapcore.NewNopCore()
 	}
 	bridge := NewCore(opts...)
-	return &tee{base: base, bridge: bridge, format: bridge.b.cfg.idFormat}
+	return &tee{base: base, plain: isPlainCore(base), bridge: bridge, format: bridge.b.cfg.idFormat}
 }
 
 // WrapCore returns a zap option that tees a logger's core with the bridge,
@@ -35,6 +37,7 @@ func WrapCore(opts ...Option) zap.Option {
 
 type tee struct {
 	base   zapcore.Core
+	plain  bool // base is zapcore.NewCore's: its Check is its level, nothing more
 	bridge *Core
 	format IDFormat        // nil: no ids
 	ctx    context.Context // from With, for the entries that carry none
@@ -57,6 +60,7 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	nt := *t
 	if bf := withoutContexts(fields); len(bf) > 0 {
 		nt.base = t.base.With(bf)
+		nt.plain = isPlainCore(nt.base)
 	}
 	nt.bridge = t.bridge.With(fields).(*Core)
 	if ec := findContext(fields); ec.n > 0 {
@@ -69,14 +73,18 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 // semantics (sampling, its level); the tee then writes base's entry itself,
 // so that it can take the context out and put the ids in.
 func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	base := t.base.Check(ent, nil)
+	var base *zapcore.CheckedEntry
+	plainBase := t.plain && t.base.Enabled(ent.Level)
+	if !t.plain {
+		base = t.base.Check(ent, nil)
+	}
 	s, bridged := t.bridge.b.check(ent)
 	terminal := ent.Level >= zapcore.DPanicLevel
-	if base == nil && !bridged && !terminal {
+	if base == nil && !plainBase && !bridged && !terminal {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base, w.bridged = t, base, bridged
+	w.tee, w.base, w.plainBase, w.bridged = t, base, plainBase, bridged
 	if bridged {
 		w.scope = s
 	}
@@ -172,13 +180,14 @@ func withoutContexts(fields []zapcore.Field) []zapcore.Field {
 // that Write does not make them again, and its scratch space. It is pooled;
 // zap calls Write once.
 type teeWrite struct {
-	tee     *tee
-	base    *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
-	scope   scope                 // where the bridge emits, if bridged
-	bridged bool                  // the bridge takes the entry
-	ce      *zapcore.CheckedEntry // set for DPanic and above: flushed after
-	fields  []zapcore.Field       // scratch for base's fields
-	enc     attrEncoder           // scratch for the bridge's attributes
+	tee       *tee
+	base      *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
+	plainBase bool                  // base is plain and takes the entry: written with no checked entry
+	scope     scope                 // where the bridge emits, if bridged
+	bridged   bool                  // the bridge takes the entry
+	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
+	fields    []zapcore.Field       // scratch for base's fields
+	enc       attrEncoder           // scratch for the bridge's attributes
 }
 
 var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncoder()} }}
@@ -195,6 +204,9 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		w.base.Entry = ent
 		w.base.ErrorOutput = baseErrorOutput
 		w.base.Write(t.baseFields(ec, fields, &w.fields)...)
+	}
+	if w.plainBase {
+		writePlain(t.base, ent, t.baseFields(ec, fields, &w.fields))
 	}
 	if w.bridged {
 		t.bridge.write(&w.enc, w.scope, ec, ent, fields)
@@ -216,7 +228,7 @@ func (w *teeWrite) release() {
 	if !w.enc.reset() {
 		return
 	}
-	w.tee, w.base, w.scope, w.bridged, w.ce, w.fields = nil, nil, scope{}, false, nil, w.fields[:0]
+	w.tee, w.base, w.plainBase, w.scope, w.bridged, w.ce, w.fields = nil, nil, false, scope{}, false, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 
@@ -226,4 +238,20 @@ func (w *teeWrite) With([]zapcore.Field) zapcore.Core { return w }
 func (w *teeWrite) Sync() error                       { return nil }
 func (w *teeWrite) Check(_ zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	return ce
+}
+
+// A plain core, zapcore.NewCore's, is written without a checked entry of
+// its own: its Check is its level and nothing more, so the pooled checked
+// entry zap would take and give back for it is work for nothing.
+var plainCoreType = reflect.TypeOf(zapcore.NewCore(zapcore.NewJSONEncoder(zapcore.EncoderConfig{}), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+
+func isPlainCore(c zapcore.Core) bool { return reflect.TypeOf(c) == plainCoreType }
+
+// writePlain writes to a plain core as its checked entry would have, write
+// errors told the same way.
+func writePlain(base zapcore.Core, ent zapcore.Entry, fields []zapcore.Field) {
+	if err := base.Write(ent, fields); err != nil {
+		fmt.Fprintf(baseErrorOutput, "%v write error: %v\n", ent.Time, err)
+		_ = baseErrorOutput.Sync()
+	}
 }

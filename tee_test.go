@@ -1,7 +1,9 @@
 package zaplens
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -316,5 +318,35 @@ func TestTeeWithContextOnlyLeavesBase(t *testing.T) {
 	core := NewTee(base.core)
 	if got := core.With([]zapcore.Field{Context(ctx)}).(*tee).base; got != base.core {
 		t.Errorf("base was re-made for a context-only With")
+	}
+}
+
+// failingSyncer refuses every write.
+type failingSyncer struct{}
+
+func (failingSyncer) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+func (failingSyncer) Sync() error               { return nil }
+
+// A base that fails to write is told on zap's error output as zap tells
+// it, whether the tee writes base with its checked entry (a sampler) or
+// without (a plain core); its level holds either way, and the bridge
+// still gets every entry.
+func TestTeeBaseWriteErrorTold(t *testing.T) {
+	plain := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), failingSyncer{}, zapcore.WarnLevel)
+	for _, base := range []zapcore.Core{plain, zapcore.NewSamplerWithOptions(plain, time.Hour, 100, 0)} {
+		c := newCapture(t)
+		var out bytes.Buffer
+		old := baseErrorOutput
+		baseErrorOutput = zapcore.AddSync(&out)
+		logger := zap.New(NewTee(base, WithLoggerProvider(c.lp)))
+		logger.Info("below base's level")
+		logger.Warn("refused")
+		baseErrorOutput = old
+		if got := strings.Count(out.String(), "write error: disk full"); got != 1 {
+			t.Errorf("%T: error output %q, want one write error", base, out.String())
+		}
+		if n := len(c.records()); n != 2 {
+			t.Errorf("%T: bridge got %d records, want 2", base, n)
+		}
 	}
 }

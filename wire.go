@@ -70,7 +70,8 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	if l.name != "" {
 		return false // a scope past the bound: the general way adds its name
 	}
-	rec := wireRecord(ent, sev, sc)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, sev, sc)
 	bp := bufPool.Get().(*[]byte)
 	defer putBuf(bp)
 	b, ok := c.appendDirect((*bp)[:0], e, &rec, ent, fields, directLimits(l.p))
@@ -82,20 +83,18 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	return true
 }
 
-// wireRecord is the entry's record but its attributes.
-func wireRecord(ent zapcore.Entry, sev log.Severity, sc trace.SpanContext) otlpwire.Record {
-	rec := otlpwire.Record{
-		Time:         ent.Time,
-		Observed:     ent.Time, // zap read the clock a moment ago: no need to again
-		Severity:     sev,
-		SeverityText: ent.Level.String(),
-		Body:         stringValue(ent.Message),
-	}
-	if rec.Observed.IsZero() {
+// setWireRecord makes rec, a zero Record, the entry's record but its
+// attributes.
+func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc trace.SpanContext) {
+	rec.Time = ent.Time
+	rec.Observed = ent.Time // zap read the clock a moment ago: no need to again
+	if ent.Time.IsZero() {
 		rec.Observed = time.Now()
 	}
-	setSpan(&rec, sc)
-	return rec
+	rec.Severity = sev
+	rec.SeverityText = ent.Level.String()
+	rec.Body = stringValue(ent.Message)
+	setSpan(rec, sc)
 }
 
 // appendDirect appends the record the direct way, and reports false when
@@ -104,11 +103,9 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	if !c.wire.ok {
 		return b, false
 	}
-	d := directWriter{lim: lim, e: e, keys: e.keys[:0]}
-	defer func() {
-		clear(d.keys)
-		e.keys = d.keys[:0]
-	}()
+	d := &e.direct
+	d.keys, d.lim, d.e = d.keys[:0], lim, e
+	defer d.done()
 	d.b = otlpwire.AppendHead(b, rec, lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.keys = append(d.keys, c.wire.keys...)
@@ -120,12 +117,19 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 }
 
 // directWriter is one entry on its way: the record so far and the keys in
-// it.
+// it. It lives in an attrEncoder, for its keys' room, and e is that
+// encoder, scratch for fields of other kinds.
 type directWriter struct {
 	b    []byte
 	keys []string
 	lim  otlpwire.Limits
 	e    *attrEncoder
+}
+
+// done forgets the entry, keeping the room.
+func (d *directWriter) done() {
+	clear(d.keys)
+	d.b, d.keys = nil, d.keys[:0]
 }
 
 // key takes a field's key, made valid, and reports whether it may be
@@ -258,6 +262,7 @@ func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 // writeWire hands the converted entry to a zaplens provider's logger,
 // which encodes it straight to OTLP bytes: the general way.
 func writeWire(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity) {
-	rec := wireRecord(ent, sev, sc)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, sev, sc)
 	l.enqueue(&rec, e.result(), true)
 }

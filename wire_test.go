@@ -23,7 +23,8 @@ func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwi
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
-	rec := wireRecord(ent, severity(ent.Level), c.sc)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
 	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
 }
 
@@ -31,7 +32,8 @@ func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwi
 func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	e := getEncoder()
 	defer putEncoder(e)
-	rec := wireRecord(ent, severity(ent.Level), c.sc)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
 	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")

@@ -21,8 +21,8 @@ func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
 	key, v = e.valid(key), e.str(v)
 	value := 1 + protowire.SizeBytes(len(v))
 	b = appendAttrHead(b, key, value)
-	b = protowire.AppendTag(b, anyString, protowire.BytesType)
-	return protowire.AppendString(b, v)
+	b = appendTag(b, anyString, protowire.BytesType)
+	return appendLenString(b, v)
 }
 
 // AppendBytesAttr appends an attribute with a byte-slice value.
@@ -33,16 +33,16 @@ func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
 		v = v[:lim.ValueLength]
 	}
 	b = appendAttrHead(b, key, 1+protowire.SizeBytes(len(v)))
-	b = protowire.AppendTag(b, anyBytes, protowire.BytesType)
-	return protowire.AppendBytes(b, v)
+	b = appendTag(b, anyBytes, protowire.BytesType)
+	return appendLenBytes(b, v)
 }
 
 // AppendIntAttr appends an attribute with an integer value.
 func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
 	key = encoder{Limits: lim}.valid(key)
 	b = appendAttrHead(b, key, 1+protowire.SizeVarint(uint64(v)))
-	b = protowire.AppendTag(b, anyInt, protowire.VarintType)
-	return protowire.AppendVarint(b, uint64(v))
+	b = appendTag(b, anyInt, protowire.VarintType)
+	return appendVarint(b, uint64(v))
 }
 
 // AppendFloatAttr appends an attribute with a double value.
@@ -57,8 +57,8 @@ func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
 func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
 	key = encoder{Limits: lim}.valid(key)
 	b = appendAttrHead(b, key, 1+1)
-	b = protowire.AppendTag(b, anyBool, protowire.VarintType)
-	return protowire.AppendVarint(b, protowire.EncodeBool(v))
+	b = appendTag(b, anyBool, protowire.VarintType)
+	return appendVarint(b, protowire.EncodeBool(v))
 }
 
 // AppendAttr appends an attribute of any value, under the depth limit
@@ -88,12 +88,12 @@ func appendAttrHead(b []byte, key string, value int) []byte {
 	if key != "" {
 		kv += 1 + protowire.SizeBytes(len(key))
 	}
-	b = protowire.AppendTag(b, recAttributes, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(kv))
+	b = appendTag(b, recAttributes, protowire.BytesType)
+	b = appendVarint(b, uint64(kv))
 	if key != "" {
-		b = protowire.AppendTag(b, kvKey, protowire.BytesType)
-		b = protowire.AppendString(b, key)
+		b = appendTag(b, kvKey, protowire.BytesType)
+		b = appendLenString(b, key)
 	}
-	b = protowire.AppendTag(b, kvValue, protowire.BytesType)
-	return protowire.AppendVarint(b, uint64(value))
+	b = appendTag(b, kvValue, protowire.BytesType)
+	return appendVarint(b, uint64(value))
 }

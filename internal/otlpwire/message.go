@@ -10,7 +10,7 @@ import "google.golang.org/protobuf/encoding/protowire"
 // begin appends the tag of a length-delimited field num and a one-byte
 // placeholder for its length, and returns where the content starts.
 func begin(b []byte, num protowire.Number) ([]byte, int) {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
+	b = appendTag(b, num, protowire.BytesType)
 	b = append(b, 0)
 	return b, len(b)
 }
@@ -27,13 +27,13 @@ func end(b []byte, start int) []byte {
 		b = append(b, 0)
 	}
 	copy(b[start+extra:], b[start:start+n])
-	protowire.AppendVarint(b[:start-1], uint64(n))
+	appendVarint(b[:start-1], uint64(n))
 	return b
 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {
-	b = protowire.AppendTag(b, num, protowire.BytesType)
-	return protowire.AppendString(b, s)
+	b = appendTag(b, num, protowire.BytesType)
+	return appendLenString(b, s)
 }
 
 // appendStringField appends s unless it is empty, as proto3 does for a
@@ -49,18 +49,41 @@ func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.VarintType)
-	return protowire.AppendVarint(b, v)
+	b = appendTag(b, num, protowire.VarintType)
+	return appendVarint(b, v)
 }
 
 func appendFixed64Field(b []byte, num protowire.Number, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = protowire.AppendTag(b, num, protowire.Fixed64Type)
+	b = appendTag(b, num, protowire.Fixed64Type)
 	return protowire.AppendFixed64(b, v)
 }
 
 // FieldSize is how many bytes a length-delimited field of n content bytes
 // takes with a one-byte tag, as records take in a request.
 func FieldSize(n int) int { return 1 + protowire.SizeBytes(n) }
+
+// The protowire appenders, with the one-byte varint inline: nearly every
+// tag and length the encoder writes is under 128, and a call per byte was
+// a good part of a record's cost.
+
+func appendVarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
+}
+
+func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
+	return appendVarint(b, uint64(num)<<3|uint64(typ&7))
+}
+
+func appendLenString(b []byte, s string) []byte {
+	return append(appendVarint(b, uint64(len(s))), s...)
+}
+
+func appendLenBytes(b []byte, v []byte) []byte {
+	return append(appendVarint(b, uint64(len(v))), v...)
+}

@@ -92,16 +92,16 @@ func AppendHead(b []byte, r *Record, lim Limits) []byte {
 func AppendTail(b []byte, r *Record, dropped int) []byte {
 	b = appendVarintField(b, recDropped, uint64(clampUint32(dropped)))
 	if r.Flags != 0 {
-		b = protowire.AppendTag(b, recFlags, protowire.Fixed32Type)
+		b = appendTag(b, recFlags, protowire.Fixed32Type)
 		b = protowire.AppendFixed32(b, uint32(r.Flags))
 	}
 	if r.TraceID.IsValid() {
-		b = protowire.AppendTag(b, recTraceID, protowire.BytesType)
-		b = protowire.AppendBytes(b, r.TraceID[:])
+		b = appendTag(b, recTraceID, protowire.BytesType)
+		b = appendLenBytes(b, r.TraceID[:])
 	}
 	if r.SpanID.IsValid() {
-		b = protowire.AppendTag(b, recSpanID, protowire.BytesType)
-		b = protowire.AppendBytes(b, r.SpanID[:])
+		b = appendTag(b, recSpanID, protowire.BytesType)
+		b = appendLenBytes(b, r.SpanID[:])
 	}
 	return b
 }

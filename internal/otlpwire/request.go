@@ -117,8 +117,8 @@ func (w *Request) Scope(s Scope) {
 // Add appends one record: the content of a LogRecord message, as
 // AppendRecord writes it.
 func (w *Request) Add(record []byte) {
-	w.buf = protowire.AppendTag(w.buf, slLogRecords, protowire.BytesType)
-	w.buf = protowire.AppendBytes(w.buf, record)
+	w.buf = appendTag(w.buf, slLogRecords, protowire.BytesType)
+	w.buf = appendLenBytes(w.buf, record)
 	w.records++
 }
 

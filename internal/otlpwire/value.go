@@ -61,10 +61,17 @@ func (e encoder) str(s string) string { return Truncate(e.ValueLength, e.valid(s
 
 // valid is a key or a text field, which the SDK never truncates.
 func (e encoder) valid(s string) string {
-	if e.CheckUTF8 && !utf8.ValidString(s) {
-		return strings.ToValidUTF8(s, "\uFFFD")
+	if !e.CheckUTF8 {
+		return s
 	}
-	return s
+	return validUTF8(s)
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Truncate keeps the first limit characters of s, as the SDK does; a
@@ -102,13 +109,13 @@ func (e encoder) appendValue(b []byte, num protowire.Number, v attribute.Value, 
 	}
 	switch v.Type() {
 	case attribute.BOOL:
-		b = protowire.AppendTag(b, anyBool, protowire.VarintType)
-		b = protowire.AppendVarint(b, protowire.EncodeBool(v.AsBool()))
+		b = appendTag(b, anyBool, protowire.VarintType)
+		b = appendVarint(b, protowire.EncodeBool(v.AsBool()))
 	case attribute.INT64:
-		b = protowire.AppendTag(b, anyInt, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(v.AsInt64()))
+		b = appendTag(b, anyInt, protowire.VarintType)
+		b = appendVarint(b, uint64(v.AsInt64()))
 	case attribute.FLOAT64:
-		b = protowire.AppendTag(b, anyDouble, protowire.Fixed64Type)
+		b = appendTag(b, anyDouble, protowire.Fixed64Type)
 		b = protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRING:
 		b = appendString(b, anyString, e.str(v.AsString()))

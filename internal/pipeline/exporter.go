@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -109,15 +108,17 @@ type batcher struct {
 	records []record
 	done    []*chunk
 	req     otlpwire.Request
+
+	// Scratch for grouping records by scope.
+	grouped []record
+	rank    []int // by scope: its place among the batch's scopes, -1 for none
+	starts  []int // by place: where its scope's records go next
 }
 
 // build groups the taken records by scope, in the order each scope first
 // appears and in their own order within it, as the SDK's exporter does.
 func (b *batcher) build(res otlpwire.Resource, scopes []otlpwire.Scope) []byte {
-	first := firstSeen(b.records)
-	slices.SortStableFunc(b.records, func(x, y record) int {
-		return cmp.Compare(first[x.scope], first[y.scope])
-	})
+	b.group(len(scopes))
 	b.req.Reset(res)
 	for i, r := range b.records {
 		if i == 0 || r.scope != b.records[i-1].scope {
@@ -128,13 +129,49 @@ func (b *batcher) build(res otlpwire.Resource, scopes []otlpwire.Scope) []byte {
 	return b.req.Bytes()
 }
 
-// firstSeen maps each scope to the position of its first record.
-func firstSeen(records []record) map[int]int {
-	first := make(map[int]int, 4)
-	for i, r := range records {
-		if _, ok := first[r.scope]; !ok {
-			first[r.scope] = i
+// group orders b.records by scope, stably, scopes in first-seen order: a
+// counting sort, with no map and no comparison. A batch of one scope, the
+// common case, is left as it is.
+func (b *batcher) group(nscopes int) {
+	if oneScope(b.records) {
+		return
+	}
+	if len(b.rank) < nscopes {
+		b.rank = slices.Grow(b.rank, nscopes-len(b.rank))
+		for len(b.rank) < nscopes {
+			b.rank = append(b.rank, -1)
 		}
 	}
-	return first
+	b.starts = b.starts[:0]
+	for _, r := range b.records {
+		if b.rank[r.scope] < 0 {
+			b.rank[r.scope] = len(b.starts)
+			b.starts = append(b.starts, 0)
+		}
+		b.starts[b.rank[r.scope]]++
+	}
+	at := 0
+	for i, n := range b.starts {
+		b.starts[i], at = at, at+n
+	}
+	b.grouped = slices.Grow(b.grouped[:0], len(b.records))[:len(b.records)]
+	for _, r := range b.records {
+		k := b.rank[r.scope]
+		b.grouped[b.starts[k]] = r
+		b.starts[k]++
+	}
+	for _, r := range b.records {
+		b.rank[r.scope] = -1
+	}
+	b.records, b.grouped = b.grouped, b.records
+	clear(b.grouped) // pins no chunk
+}
+
+func oneScope(records []record) bool {
+	for i := 1; i < len(records); i++ {
+		if records[i].scope != records[0].scope {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,6 +130,41 @@ func TestGroupsByScopeInOrder(t *testing.T) {
 	}
 	if c := p.Counts(); c != (Counts{Emitted: 5, Exported: 5}) {
 		t.Errorf("counts %+v", c)
+	}
+}
+
+// The grouping's scratch starts clean for each batch: a second batch with
+// its scopes first seen in another order is grouped in that order.
+func TestGroupsEachBatchAfresh(t *testing.T) {
+	s := &sink{}
+	p := newTestPipeline(t, s, nil)
+	var ids []int
+	for _, name := range []string{"a", "b", "c"} {
+		ids = append(ids, p.AddScope(otlpwire.NewScope(name, "", "", nil)))
+	}
+	rounds := []struct {
+		scopes []int
+		want   string
+	}{
+		{[]int{2, 0, 2, 1, 0}, "c0 c2 a1 a4 b3"},
+		{[]int{1, 1, 0, 2, 0}, "b0 b1 a2 a4 c3"},
+		{[]int{0, 0}, "a0 a1"},
+	}
+	for _, r := range rounds {
+		s.scopes, s.bodies = nil, nil
+		for i, k := range r.scopes {
+			p.Enqueue(ids[k], encoded(string(rune('0'+i))), false)
+		}
+		if err := p.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i := range s.bodies {
+			got = append(got, s.scopes[i]+s.bodies[i])
+		}
+		if g := strings.Join(got, " "); g != r.want {
+			t.Errorf("got %s, want %s", g, r.want)
+		}
 	}
 }
 
