@@ -52,6 +52,7 @@ type entryContext struct {
 	sc      trace.SpanContext // ctx's span
 	n       int               // how many fields carry a context
 	printed bool              // an outer tee printed the ids (see passedKey)
+	loud    bool              // a context field an encoder would print: zap.Any's
 }
 
 // findContext reads the entry's context from its fields.
@@ -60,6 +61,7 @@ func findContext(fields []zapcore.Field) (ec entryContext) {
 		if c, ok := contextOf(fields[i]); ok {
 			ec.ctx, ec.n = c, ec.n+1
 			ec.printed = ec.printed || (fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType)
+			ec.loud = ec.loud || fields[i].Type != zapcore.SkipType
 		}
 	}
 	if ec.n > 0 {

@@ -116,7 +116,9 @@ func (t *tee) Sync() error {
 // else of the With context, first, so that no namespace among the fields
 // swallows them; the fields less their contexts; and that context once more
 // as a field no encoder prints, for a bridge inside base (a tee wrapped
-// twice, or another bridge) to find. buf is reused.
+// twice, or another bridge) to find. A plain base has no bridge inside and
+// prints no Context field, so it gets the fields as they are, after the
+// ids. buf is reused.
 func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
 	if ec.n == 0 && t.ctx == nil {
 		return fields
@@ -131,13 +133,20 @@ func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore
 		ctx = t.ctx
 		out = append(out, t.ids...)
 	}
-	for _, f := range fields {
-		if _, ok := contextOf(f); !ok {
-			out = append(out, f)
+	switch {
+	case t.plain && !ec.loud && len(out) == 0:
+		return fields
+	case t.plain && !ec.loud:
+		out = append(out, fields...)
+	default:
+		for _, f := range fields {
+			if _, ok := contextOf(f); !ok {
+				out = append(out, f)
+			}
 		}
-	}
-	if ctx != nil {
-		out = append(out, passedContext(ctx))
+		if ctx != nil {
+			out = append(out, passedContext(ctx))
+		}
 	}
 	*buf = out
 	return out
