@@ -93,3 +93,40 @@ func BenchmarkWire(b *testing.B) {
 		b.Logf("losses: %v", s)
 	}
 }
+
+// BenchmarkCallParts splits the logging call of case 1 (Info, five fields
+// and a context) through a tee on a zaplens provider into its parts, each
+// case adding one to the last: zap alone; the tee with the bridge filtered
+// out and no ids (what the tee itself costs); the ids in base's line; the
+// bridge, encoding to OTLP and queueing, with an export that discards.
+// cpu-ns/op is the whole process's CPU per call, the export goroutine's
+// included.
+func BenchmarkCallParts(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	fields := caseOneFields(ctx)
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	offBridge := WithLoggerName("elsewhere")
+	for _, bc := range []struct {
+		name   string
+		logger *zap.Logger
+	}{
+		{"zap-alone", zap.New(jsonDiscard())},
+		{"tee-mechanics", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p), offBridge, WithIDFormat(nil)))},
+		{"tee-ids", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p), offBridge))},
+		{"tee-ids-bridge", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p)))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				bc.logger.Info("step done", fields...)
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -15,8 +15,10 @@ import (
 // allocations, small enough that an idle pipeline keeps little.
 const chunkSize = 64 << 10
 
-// maxFreeChunks bounds the chunks kept for reuse after a burst.
-const maxFreeChunks = 16
+// maxFreeChunks bounds the chunks kept for reuse after a burst: 2 MiB,
+// what a default batch of busy-rank lines (8192 × 150 bytes) takes, with
+// room for the chunks filling while it is sent.
+const maxFreeChunks = 32
 
 type chunk struct {
 	buf []byte // committed bytes are buf[:len(buf)]
