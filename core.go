@@ -97,8 +97,12 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 			with = c
 		}
 	}()
-	if ec := findContext(fields); ec.ctx != nil {
+	ec := findContext(fields)
+	if ec.ctx != nil {
 		nc.ctx, nc.sc = ec.ctx, ec.sc
+	}
+	if ec.n == len(fields) {
+		return &nc // a per-request context and nothing else: nothing to convert
 	}
 	e := getEncoder()
 	defer putEncoder(e)

@@ -99,7 +99,7 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 	switch f.Type {
 	case zapcore.StringType:
 		e.addString(f.Key, f.String)
-	case zapcore.Int64Type, zapcore.Int32Type, zapcore.Int16Type, zapcore.Int8Type:
+	case zapcore.Int64Type:
 		e.AddInt64(f.Key, f.Integer)
 	case zapcore.Float64Type:
 		e.AddFloat64(f.Key, math.Float64frombits(uint64(f.Integer)))

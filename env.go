@@ -514,13 +514,18 @@ func (c *providerConfig) resolveBatch() error {
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
 		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
-	// The SDK clamps a batch larger than the queue without a word; the
-	// default batch is lowered to fit a small queue, an explicit one fails.
-	if q := c.queueRecords(); q > 0 && c.batchSize.value > q {
-		if c.batchSize.set {
-			errs = append(errs, fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q))
-		}
+	// The SDK clamps a batch larger than the queue without a word; an
+	// explicit one fails. The default batch is lowered to a quarter of a
+	// record bound, the SDK's own ratio (512 of 2048): a batch the size of
+	// the queue would leave only when the queue is full, and every record
+	// logged while it is sent would be dropped.
+	q := c.queueRecords()
+	switch {
+	case q > 0 && c.batchSize.set && c.batchSize.value > q:
+		errs = append(errs, fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q))
 		c.batchSize.value = q
+	case q > 0 && !c.batchSize.set:
+		c.batchSize.value = max(1, min(c.batchSize.value, q/4))
 	}
 	return errors.Join(errs...)
 }

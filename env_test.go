@@ -196,8 +196,9 @@ func TestEnvBatchSettings(t *testing.T) {
 	if err := c.resolveEnv(); err != nil {
 		t.Fatal(err)
 	}
-	// The default batch (2048) shrinks to fit the queue from the environment.
-	if c.queueSize.value != 100 || c.batchSize.value != 100 || c.scheduleDelay.value != 20*time.Millisecond ||
+	// The default batch shrinks to a quarter of the queue from the
+	// environment, so that the queue is sent before it fills.
+	if c.queueSize.value != 100 || c.batchSize.value != 25 || c.scheduleDelay.value != 20*time.Millisecond ||
 		c.exportTimeout.value != 1500*time.Millisecond || c.otlpTimeout.value != DefaultOTLPTimeout {
 		t.Errorf("resolved %+v", c)
 	}

@@ -173,8 +173,11 @@ const keyIDFormatError = "idFormatError"
 
 // withoutContexts returns fields less the ones that carry a context.
 func withoutContexts(fields []zapcore.Field) []zapcore.Field {
-	if findContext(fields).n == 0 {
+	switch findContext(fields).n {
+	case 0:
 		return fields
+	case len(fields):
+		return nil
 	}
 	out := make([]zapcore.Field, 0, len(fields))
 	for _, f := range fields {

@@ -67,7 +67,7 @@ func directLimits(p *LoggerProvider) otlpwire.Limits {
 // false, having queued nothing, when the entry needs the general way. e
 // is scratch for fields of other kinds, and is left empty.
 func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity, fields []zapcore.Field) bool {
-	if l.name != "" {
+	if !c.wire.ok || l.name != "" {
 		return false // a scope past the bound: the general way adds its name
 	}
 	var rec otlpwire.Record
@@ -170,11 +170,23 @@ func (d *directWriter) addField(f *zapcore.Field) bool {
 	switch f.Type {
 	case zapcore.StringType:
 		return d.str(f.Key, f.String)
-	case zapcore.Int64Type, zapcore.Int32Type, zapcore.Int16Type, zapcore.Int8Type, zapcore.DurationType:
+	case zapcore.Int64Type, zapcore.DurationType:
 		return d.int(f.Key, f.Integer)
-	case zapcore.Uint64Type, zapcore.Uint32Type, zapcore.Uint16Type, zapcore.Uint8Type, zapcore.UintptrType:
+	case zapcore.Int32Type:
+		return d.int(f.Key, int64(int32(f.Integer)))
+	case zapcore.Int16Type:
+		return d.int(f.Key, int64(int16(f.Integer)))
+	case zapcore.Int8Type:
+		return d.int(f.Key, int64(int8(f.Integer)))
+	case zapcore.Uint32Type:
+		return d.int(f.Key, int64(uint32(f.Integer)))
+	case zapcore.Uint16Type:
+		return d.int(f.Key, int64(uint16(f.Integer)))
+	case zapcore.Uint8Type:
+		return d.int(f.Key, int64(uint8(f.Integer)))
+	case zapcore.Uint64Type, zapcore.UintptrType:
 		if f.Integer < 0 {
-			break // above MaxInt64: a decimal string, the general way's
+			return d.converted(*f) // above MaxInt64: a decimal string
 		}
 		return d.int(f.Key, f.Integer)
 	case zapcore.Float64Type:
@@ -185,30 +197,33 @@ func (d *directWriter) addField(f *zapcore.Field) bool {
 			d.b = otlpwire.AppendBoolAttr(d.b, k, f.Integer == 1, d.lim)
 		}
 		return ok
+	case zapcore.BinaryType:
+		k, ok := d.key(f.Key)
+		if v, isBytes := f.Interface.([]byte); ok && isBytes && k != "" {
+			d.b = otlpwire.AppendBytesAttr(d.b, k, v, d.lim)
+		}
+		return ok
+	case zapcore.Float32Type, zapcore.TimeType, zapcore.TimeFullType, zapcore.ByteStringType,
+		zapcore.Complex64Type, zapcore.Complex128Type:
+		return d.converted(*f)
 	case zapcore.SkipType:
 		return true
-	case zapcore.NamespaceType:
-		return false
-	case zapcore.ErrorType:
-		if f.Key == errorKey {
-			return false // exception.*, which go last
-		}
 	}
 	if _, ok := contextOf(*f); ok {
-		return true
+		return true // a context passed as zap.Any: read, never printed
 	}
-	return d.converted(*f)
+	// The rest may run user code (a Stringer, a marshaler, an error's
+	// Error) or change what follows (a namespace): the general way does
+	// them, so that no user code runs twice when the direct way gives up.
+	return false
 }
 
-// converted writes a field of any other kind through the general
-// conversion, one field at a time, when all it adds is plain attributes.
+// converted writes a field of a kind that runs no user code through the
+// general conversion: a value the direct way does not write itself.
 func (d *directWriter) converted(f zapcore.Field) bool {
 	e := d.e
 	defer e.reset()
 	e.addField(f)
-	if len(e.frames) > 0 || len(e.top) > 0 || e.hasErr {
-		return false
-	}
 	for _, kv := range e.kvs {
 		k, ok := d.key(string(kv.Key))
 		if !ok {

@@ -78,9 +78,9 @@ func AppendHead(b []byte, r *Record, lim Limits) []byte {
 	b = appendStringField(b, recEventName, e.valid(r.EventName))
 	if r.Body.Type() == attribute.STRING {
 		// The bridge's body, a message: no limit, nothing nested.
-		b, start := begin(b, recBody)
-		b = appendString(b, anyString, e.valid(r.Body.AsString()))
-		return end(b, start)
+		body, start := begin(b, recBody)
+		body = appendString(body, anyString, e.valid(r.Body.AsString()))
+		return end(body, start)
 	}
 	body := e // the SDK limits attributes only
 	body.ValueLength = -1
