@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -228,7 +230,22 @@ func (c *httpClient) classifyErr(err error) attempt {
 	case errors.Is(err, context.Canceled):
 		return attempt{cause: Other, err: errorf(context.Canceled, "http export to %s: canceled: %s", c.endpoint, detail)}
 	}
-	return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "http export to %s: %s", c.endpoint, detail)}
+	return attempt{cause: Unavailable, retryable: true, again: brokenConn(err), err: errorf(nil, "http export to %s: %s", c.endpoint, detail)}
+}
+
+// brokenConn reports a connection that broke under the request: a kept-alive
+// connection the collector had closed, or a server that hung up on a
+// protocol it does not speak before its answer could be read. The next
+// attempt, on a new connection, tells which at once.
+func brokenConn(err error) bool {
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return true
+	}
+	// net/http does not always keep the chain; its text does.
+	text := err.Error()
+	return strings.Contains(text, "use of closed network connection") ||
+		strings.Contains(text, "connection reset by peer") || strings.Contains(text, "broken pipe")
 }
 
 // statusText is "503 Service Unavailable".

@@ -27,6 +27,7 @@ type attempt struct {
 	rejected  int64         // records rejected in a partial success
 	partial   bool          // the collector answered with a partial success
 	retryable bool          // a later attempt may succeed
+	again     bool          // the connection broke: one retry goes at once
 	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
 	status    string        // the answer's status, for Result.Status
 }
@@ -39,7 +40,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 	urgent := urgentFrom(ctx)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	attempts := 0
+	attempts, againUsed := 0, false
 	for {
 		if closed.Load() {
 			return closedResult(n, attempts)
@@ -57,6 +58,10 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		}
 		if !a.retryable || (mode == Final && a.cause == Refused) {
 			return failed(n, attempts, a)
+		}
+		if a.again && !againUsed {
+			againUsed = true
+			continue
 		}
 		wait := max(backoffDelay(attempts-1), a.throttle)
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {

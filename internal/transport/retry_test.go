@@ -3,8 +3,13 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -174,5 +179,45 @@ func TestUrgentEndsTheWaitOnly(t *testing.T) {
 	}
 	if r.Attempts != 2 || r.Cause != Refused {
 		t.Errorf("result %+v: want a second, final attempt and no third", r)
+	}
+}
+
+// A broken connection is retried once at once, unheard by onRetry; a second
+// broken connection waits out the backoff like any unavailable answer.
+func TestBrokenConnectionRetriedAtOnce(t *testing.T) {
+	broken := attempt{cause: Unavailable, retryable: true, again: true, err: errors.New("broken")}
+	mismatch := attempt{cause: ProtocolMismatch, err: errors.New("another protocol")}
+	var calls atomic.Int32
+	var retries atomic.Int32
+	start := time.Now()
+	r := run(context.Background(), 5*time.Second, 10, Normal, new(atomic.Bool),
+		func(Cause, error) { retries.Add(1) }, script(&calls, broken, mismatch))
+	if took := time.Since(start); r.Cause != ProtocolMismatch || r.Attempts != 2 || took > 100*time.Millisecond || retries.Load() != 0 {
+		t.Errorf("broken then mismatch: %+v in %v, %d retries heard", r, took, retries.Load())
+	}
+
+	calls.Store(0)
+	start = time.Now()
+	r = run(context.Background(), 5*time.Second, 10, Normal, new(atomic.Bool), nil,
+		script(&calls, broken, broken, attempt{}))
+	if took := time.Since(start); r.Err != nil || r.Attempts != 3 || took < backoffInitial*8/10 {
+		t.Errorf("broken twice: %+v in %v, want the second retry after the backoff", r, took)
+	}
+}
+
+// Errors of a connection that broke under a request are told apart from a
+// collector that answered.
+func TestBrokenConn(t *testing.T) {
+	for _, err := range []error{net.ErrClosed, syscall.ECONNRESET, syscall.EPIPE, io.EOF, io.ErrUnexpectedEOF,
+		&url.Error{Op: "Post", URL: "http://x", Err: fmt.Errorf("write tcp: %w", net.ErrClosed)},
+		errors.New("readfrom tcp 127.0.0.1:1->127.0.0.1:2: write tcp: use of closed network connection")} {
+		if !brokenConn(err) {
+			t.Errorf("%v: not a broken connection", err)
+		}
+	}
+	for _, err := range []error{errors.New("boom"), context.DeadlineExceeded, syscall.ECONNREFUSED} {
+		if brokenConn(err) {
+			t.Errorf("%v: a broken connection", err)
+		}
 	}
 }
