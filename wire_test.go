@@ -242,3 +242,115 @@ func TestWithContextOnlyCopiesNothing(t *testing.T) {
 	}
 	t.Logf("With(Context(ctx)): %v allocations", n)
 }
+
+// FuzzDirectMatchesGeneral: fields made from the fuzzer's bytes (keys and
+// strings of any bytes, integers of every width, floats, bools, binaries,
+// times, contexts, and a few kinds the direct way leaves to the general
+// one), with and without With fields, a caller and a stack: wherever the
+// direct way takes the entry, its bytes are the general way's. Plain `go
+// test` runs the seeds only.
+func FuzzDirectMatchesGeneral(f *testing.F) {
+	f.Add([]byte("\x00\x01k\x05hello\x01\x02n\x03"), uint8(0))
+	f.Add([]byte("\x03\x01a\x00\x03\x01a\x01\x09\x02\xff\xfe"), uint8(3))
+	f.Add([]byte{}, uint8(255))
+	cleanEnv(f)
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	tight, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(),
+		WithAttributeCountLimit(3), WithAttributeValueLengthLimit(2))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer tight.Shutdown(context.Background())
+	ctx, _ := spanContext(f)
+	f.Fuzz(func(t *testing.T, data []byte, shape uint8) {
+		prov := p
+		if shape&1 != 0 {
+			prov = tight
+		}
+		core := NewCore(WithLoggerProvider(prov))
+		fields := fuzzFields(data, ctx)
+		if shape&2 != 0 && len(fields) > 0 {
+			core = core.With(fields[:len(fields)/2]).(*Core)
+			fields = fields[len(fields)/2:]
+		}
+		ent := zapcore.Entry{Level: zapcore.Level(int8(shape>>2)%8 - 1), Time: diffEpoch, Message: string(data)}
+		if shape&0x40 != 0 {
+			ent.Caller = zapcore.NewEntryCaller(0, string(data), len(data), true)
+			ent.Caller.Function = "f"
+		}
+		if shape&0x80 != 0 {
+			ent.Stack = "stack\xff"
+		}
+		lim := directLimits(prov)
+		got, ok := directBytes(core, ent, fields, lim)
+		if !ok {
+			return
+		}
+		if want := generalBytes(core, ent, fields, lim); !bytes.Equal(got, want) {
+			t.Fatalf("fields %v:\n direct  %x\n general %x", fields, got, want)
+		}
+	})
+}
+
+// fuzzFields reads fields from data: a kind byte, a key, then the value.
+func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
+	var fields []zapcore.Field
+	next := func(n int) []byte {
+		n = min(n, len(data))
+		b := data[:n]
+		data = data[n:]
+		return b
+	}
+	str := func() string {
+		if len(data) == 0 {
+			return ""
+		}
+		return string(next(int(next(1)[0] % 12)))
+	}
+	num := func() int64 {
+		var v int64
+		for _, c := range next(8) {
+			v = v<<8 | int64(c)
+		}
+		return v
+	}
+	for len(data) > 0 && len(fields) < 40 {
+		kind := next(1)[0] % 14
+		key := str()
+		switch kind {
+		case 0:
+			fields = append(fields, zap.String(key, str()))
+		case 1:
+			fields = append(fields, zap.Int64(key, num()))
+		case 2:
+			fields = append(fields, zapcore.Field{Key: key, Type: zapcore.Int32Type, Integer: num()})
+		case 3:
+			fields = append(fields, zapcore.Field{Key: key, Type: zapcore.Uint8Type, Integer: num()})
+		case 4:
+			fields = append(fields, zap.Uint64(key, uint64(num())))
+		case 5:
+			fields = append(fields, zap.Float64(key, float64(num())/7))
+		case 6:
+			fields = append(fields, zap.Float32(key, float32(num())/3))
+		case 7:
+			fields = append(fields, zap.Bool(key, num()&1 == 1))
+		case 8:
+			fields = append(fields, zap.Binary(key, []byte(str())))
+		case 9:
+			fields = append(fields, zap.Duration(key, time.Duration(num())))
+		case 10:
+			fields = append(fields, zap.Time(key, time.Unix(0, num()%(1<<62))))
+		case 11:
+			fields = append(fields, Context(ctx), zap.Skip())
+		case 12:
+			fields = append(fields, zap.ByteString(key, []byte(str())))
+		case 13:
+			fields = append(fields, zap.Stringer(key, diffStringer(str())))
+		}
+	}
+	return fields
+}
