@@ -186,8 +186,9 @@ func WithRequestBytes(n int) ProviderOption {
 }
 
 // WithBatchSize sets the most records sent in one export, overriding
-// OTEL_BLRP_MAX_EXPORT_BATCH_SIZE; the default is [DefaultBatchSize]. It
-// must not exceed the queue size.
+// OTEL_BLRP_MAX_EXPORT_BATCH_SIZE; the default is [DefaultBatchSize], or a
+// quarter of the queue size when one is set, whichever is less. It must not
+// exceed the queue size.
 func WithBatchSize(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.batchSize.put(n) })
 }
