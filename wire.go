@@ -14,12 +14,14 @@ import (
 // On a zaplens provider an entry becomes OTLP bytes in one of two ways.
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
-// make keys unique. It serves the entries nearly every program logs. An
-// entry with something the direct way does not do (a repeated key, a
-// namespace, a zap.Error, more attributes than the limit, a record too
-// large for a request) is written the general way instead: converted to
-// attributes (encode.go), made unique, then encoded. Both write the same
-// bytes; wire_test.go holds them to it.
+// make keys unique. It serves the entries nearly every program logs:
+// strings, numbers, booleans, durations, times, binaries and contexts. An
+// entry with anything else (a field that runs user code: a Stringer, a
+// marshaler, a reflected value, an error; a namespace; a repeated key;
+// more attributes than the limit; a record too large for a request) is
+// written the general way instead: converted to attributes (encode.go),
+// made unique, then encoded. Both write the same bytes; wire_test.go holds
+// them to it, and no user code runs twice.
 
 // maxDirectKeys bounds the direct way's search for repeated keys, which
 // compares every pair.
