@@ -98,6 +98,8 @@ type sinkTotals struct {
 	// Duplicates is the records whose timestamp the sink had seen before:
 	// sent twice, since each benchmark logs from one goroutine.
 	Duplicates int64 `json:"duplicates"`
+	// CPUNanos is the sink process's own CPU time so far.
+	CPUNanos int64 `json:"cpu_ns"`
 }
 
 // Unique is the records received once or more, each counted once.

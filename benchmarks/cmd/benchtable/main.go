@@ -306,6 +306,7 @@ func writeCall(w io.Writer, t *table) {
 		{"allocations per line, whole process, to the end of the flush", "total-allocs/op", t.float},
 		{"CPU per line logged, whole process, to the end of the flush", "cpu-sec/op", t.dur},
 		{"CPU per delivered line", "cpu-sec/delivered", t.dur},
+		{"the receiver's CPU per delivered line (its own process: not the contender's)", "receiver-cpu-sec/delivered", t.dur},
 		{"delivered", "%delivered", t.percent},
 		{"sent twice, per 1,000 lines", "dup/1k", t.spanned},
 		{"peak heap above the start", "peak-heap-MiB", t.mib},
@@ -315,7 +316,7 @@ func writeCall(w io.Writer, t *table) {
 		for _, c := range cols {
 			fmt.Fprintf(w, " %s |", m.format(m.unit, row, c))
 		}
-		if m.unit == "%delivered" || m.unit == "dup/1k" {
+		if m.unit == "%delivered" || m.unit == "dup/1k" || m.unit == "receiver-cpu-sec/delivered" {
 			fmt.Fprintln(w, " | |") // not a cost
 			continue
 		}
