@@ -32,7 +32,7 @@ import (
 // receiver, and through ours (NewLoggerProvider: otlpwire, pipeline,
 // transport) to another, and what the two receivers decode must be equal,
 // record by record, scope by scope, resource included. The input is both
-// what the bridge makes of zap entries (core.go's writeWire against
+// what the bridge makes of zap entries (wire.go's direct and general ways against
 // fillRecord) and records emitted straight to each provider's loggers
 // (logger.go's Emit against the SDK's).
 //
@@ -56,7 +56,7 @@ import (
 //     and a collector refuses the request.
 //   - The observed timestamp the input leaves unset: the SDK sets it to
 //     the time of Emit, our Emit too, but our bridge takes zap's entry
-//     time, read a moment before (core.go's writeWire). diffNormalize
+//     time, read a moment before (wire.go's setWireRecord). diffNormalize
 //     checks that each side set it so, then leaves it out.
 //
 // Everything else, depth 64 and beyond included, is compared.

@@ -58,12 +58,17 @@ func (t *tee) Level() zapcore.Level {
 // nothing.
 func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	nt := *t
-	if bf := withoutContexts(fields); len(bf) > 0 {
+	ec := findContext(fields)
+	if ec.n < len(fields) {
+		bf := fields
+		if ec.n > 0 {
+			bf = appendNonContexts(make([]zapcore.Field, 0, len(fields)-ec.n), fields)
+		}
 		nt.base = t.base.With(bf)
 		nt.plain = isPlainCore(nt.base)
 	}
 	nt.bridge = t.bridge.With(fields).(*Core)
-	if ec := findContext(fields); ec.n > 0 {
+	if ec.n > 0 {
 		nt.ctx, nt.ids = ec.ctx, t.appendIDs(nil, ec.sc)
 	}
 	return &nt
@@ -139,11 +144,7 @@ func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore
 	case t.plain && !ec.loud:
 		out = append(out, fields...)
 	default:
-		for _, f := range fields {
-			if _, ok := contextOf(f); !ok {
-				out = append(out, f)
-			}
-		}
+		out = appendNonContexts(out, fields)
 		if ctx != nil {
 			out = append(out, passedContext(ctx))
 		}
@@ -171,21 +172,14 @@ func (t *tee) appendIDs(dst []zapcore.Field, sc trace.SpanContext) (out []zapcor
 // keyIDFormatError holds the panic of an IDFormat in base's output.
 const keyIDFormatError = "idFormatError"
 
-// withoutContexts returns fields less the ones that carry a context.
-func withoutContexts(fields []zapcore.Field) []zapcore.Field {
-	switch findContext(fields).n {
-	case 0:
-		return fields
-	case len(fields):
-		return nil
-	}
-	out := make([]zapcore.Field, 0, len(fields))
+// appendNonContexts appends to dst the fields that carry no context.
+func appendNonContexts(dst, fields []zapcore.Field) []zapcore.Field {
 	for _, f := range fields {
 		if _, ok := contextOf(f); !ok {
-			out = append(out, f)
+			dst = append(dst, f)
 		}
 	}
-	return out
+	return dst
 }
 
 // teeWrite is what a tee adds to a CheckedEntry: one entry's decisions, so

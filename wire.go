@@ -43,7 +43,7 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 	if !ok || len(c.frames) > 0 || len(c.top) > 0 || c.err != nil || len(c.with) > maxDirectKeys {
 		return wireWith{}
 	}
-	w := wireWith{ok: true}
+	w, lim := wireWith{ok: true}, directLimits(p)
 	for _, kv := range c.with {
 		if kv.Key == "" {
 			continue // left out, as AppendRecord leaves it
@@ -52,7 +52,7 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 			return wireWith{}
 		}
 		w.keys = append(w.keys, string(kv.Key))
-		w.buf = otlpwire.AppendAttr(w.buf, kv, directLimits(p))
+		w.buf = otlpwire.AppendAttr(w.buf, kv, lim)
 	}
 	return w
 }
