@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -184,5 +185,21 @@ func TestKeep(t *testing.T) {
 	r.Report(&b)
 	if !strings.Contains(b.String(), "received 0 spans and 10 log records") || !strings.Contains(b.String(), "the last 0 spans and 3 log records") {
 		t.Errorf("report:\n%s", b.String())
+	}
+}
+
+// BenchmarkReport is the summary at Ctrl-C over a full receiver: 100,000
+// log records (the default kept), each of its own trace, the worst case for
+// grouping by trace.
+func BenchmarkReport(b *testing.B) {
+	r := &Receiver{}
+	var logs []Log
+	for i := range 100000 {
+		logs = append(logs, Log{TraceID: fmt.Sprintf("%032x", i+1), SpanID: fmt.Sprintf("%016x", i+1)})
+	}
+	r.logs = logs
+	r.nlogs = len(logs)
+	for b.Loop() {
+		r.Report(io.Discard)
 	}
 }

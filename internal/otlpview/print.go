@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,18 +111,22 @@ func (r *Receiver) Report(w io.Writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
-	logsBySpan := map[string][]Log{} // traceID/spanID
+	logs := map[string]map[string][]Log{} // by trace, then by span
 	var untraced []Log
 	for _, l := range r.logs {
 		if !hasID(l.TraceID) {
 			untraced = append(untraced, l)
 			continue
 		}
-		k := l.TraceID + "/" + l.SpanID
-		logsBySpan[k] = append(logsBySpan[k], l)
+		if logs[l.TraceID] == nil {
+			logs[l.TraceID] = map[string][]Log{}
+		}
+		logs[l.TraceID][l.SpanID] = append(logs[l.TraceID][l.SpanID], l)
 	}
-	for _, ls := range logsBySpan {
-		sort.SliceStable(ls, func(i, j int) bool { return ls[i].Time.Before(ls[j].Time) })
+	for _, bySpan := range logs {
+		for _, ls := range bySpan {
+			sort.SliceStable(ls, func(i, j int) bool { return ls[i].Time.Before(ls[j].Time) })
+		}
 	}
 
 	spansByTrace := map[string][]Span{}
@@ -128,8 +134,7 @@ func (r *Receiver) Report(w io.Writer) {
 		spansByTrace[s.TraceID] = append(spansByTrace[s.TraceID], s)
 	}
 	// Traces that only logs know of still get a group.
-	for k := range logsBySpan {
-		tid := k[:strings.IndexByte(k, '/')]
+	for tid := range logs {
 		if _, ok := spansByTrace[tid]; !ok {
 			spansByTrace[tid] = nil
 		}
@@ -144,8 +149,8 @@ func (r *Receiver) Report(w io.Writer) {
 				t = s.Start
 			}
 		}
-		for k, ls := range logsBySpan {
-			if strings.HasPrefix(k, tid+"/") && (t.IsZero() || ls[0].Time.Before(t)) {
+		for _, ls := range logs[tid] {
+			if t.IsZero() || ls[0].Time.Before(t) {
 				t = ls[0].Time
 			}
 		}
@@ -185,10 +190,10 @@ func (r *Receiver) Report(w io.Writer) {
 				fmt.Fprintf(w, "  {%s}", strings.Join(formatAttrs(s.Attributes), " "))
 			}
 			fmt.Fprintln(w)
-			for _, l := range logsBySpan[tid+"/"+s.SpanID] {
+			for _, l := range logs[tid][s.SpanID] {
 				printLog(w, ind+"  ", l)
 			}
-			delete(logsBySpan, tid+"/"+s.SpanID)
+			delete(logs[tid], s.SpanID)
 			kids := children[s.SpanID]
 			byStart(kids)
 			for _, c := range kids {
@@ -199,16 +204,9 @@ func (r *Receiver) Report(w io.Writer) {
 			printSpan(s, 0)
 		}
 		// Log lines whose span never arrived.
-		var orphanKeys []string
-		for k := range logsBySpan {
-			if strings.HasPrefix(k, tid+"/") {
-				orphanKeys = append(orphanKeys, k)
-			}
-		}
-		sort.Strings(orphanKeys)
-		for _, k := range orphanKeys {
-			fmt.Fprintf(w, "  span %s (not received)\n", k[len(tid)+1:])
-			for _, l := range logsBySpan[k] {
+		for _, sid := range slices.Sorted(maps.Keys(logs[tid])) {
+			fmt.Fprintf(w, "  span %s (not received)\n", sid)
+			for _, l := range logs[tid][sid] {
 				printLog(w, "    ", l)
 			}
 		}
