@@ -365,14 +365,15 @@ func TestSpoolKilledAfterBurst(t *testing.T) {
 	dead := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "burst", lines: n, end: "kill"})
 	dead.expect("logged")
 	dead.kill()
-	before := srv.records.Load()
 	next := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next"})
 	rep := next.report()
 	dups := checkAll(t, deliveries(srv), "burst", n)
-	if rep.Stats.Recovered == 0 && before < n {
-		t.Errorf("nothing recovered, %d of %d delivered before the kill", before, n)
+	if rep.Stats.Recovered == 0 {
+		// The last batch waits for the schedule delay: some lines are
+		// always unsettled when the child dies.
+		t.Errorf("nothing recovered of %d lines", n)
 	}
-	t.Logf("%d of %d delivered before the kill, %d recovered after it; %d twice", before, n, rep.Stats.Recovered, dups)
+	t.Logf("%d of %d recovered after the kill; %d of them had also reached the collector from the killed child", rep.Stats.Recovered, n, dups)
 }
 
 // Junk after the last frame of each file (a torn tail), and a corrupt last

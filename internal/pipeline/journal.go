@@ -9,8 +9,10 @@ import (
 // A Journal keeps a copy of every record the pipeline accepts outside the
 // process's memory, from before the logging call returns until the record
 // is settled, so that another process can send what this one could not if
-// it dies. The spool (internal/spool) is one. Every method is called with
-// the pipeline's lock held, in the order of the records: it must not wait.
+// it dies. The spool (internal/spool) is one. Every method but Close is
+// called with the pipeline's lock held, in the order of the records: it
+// must not wait on the disk, and may wait at most a few milliseconds, once,
+// for anything else.
 type Journal interface {
 	// AddScope tells the encoded scope of number i, before any record of it.
 	AddScope(i int, s otlpwire.Scope)

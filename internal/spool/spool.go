@@ -57,6 +57,7 @@ type Spool struct {
 	// Under the pipeline's lock.
 	segs    []*segment // holding unsettled records, oldest first; the active one last
 	active  *segment   // where records go; nil when stepped aside or full
+	waited  bool       // a logging call already waited for the missing spare
 	written uint64     // records accepted, journaled or not
 	settled uint64     // records settled
 	scopes  [][]byte   // scope frames' payloads, by number
@@ -139,8 +140,10 @@ func (s *Spool) AddScope(i int, sc otlpwire.Scope) {
 	s.scopes[i] = scopePayload(i, sc)
 }
 
-// Append copies a record into the active file. It never waits: when no
-// file is ready it steps aside, or, at the bound, refuses the record.
+// Append copies a record into the active file. It never waits on the disk:
+// when no file is ready, the first call waits at most spareWait for the
+// housekeeper's, and the rest go on unprotected until it comes; at the
+// bound it refuses the record.
 func (s *Spool) Append(scope int, rec []byte) pipeline.Verdict {
 	v := s.append(scope, rec)
 	if v == pipeline.Unjournaled && s.active != nil {
@@ -230,16 +233,16 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 		s.settle()
 	}
 	s.hmu.Lock()
-	if n := len(s.spares); n > 0 {
-		seg = s.spares[n-1]
-		s.spares = s.spares[:n-1]
-	}
-	s.spareReady.Store(len(s.spares) > 0)
+	seg = s.takeSpare()
 	full = seg == nil && s.files >= s.maxFiles
 	s.hmu.Unlock()
 	s.kick()
-	if seg == nil && !full {
+	if seg == nil && !full && !s.waited {
+		// One call waits for the missing file; the ones after it go on
+		// unprotected until it comes, rather than each waiting in turn
+		// under the pipeline's lock.
 		seg = s.awaitSpare()
+		s.waited = seg == nil
 	}
 	if seg == nil {
 		return nil, full
@@ -265,17 +268,22 @@ func (s *Spool) awaitSpare() *segment {
 			return nil
 		}
 		s.hmu.Lock()
-		var seg *segment
-		if n := len(s.spares); n > 0 {
-			seg = s.spares[n-1]
-			s.spares = s.spares[:n-1]
-		}
-		s.spareReady.Store(len(s.spares) > 0)
+		seg := s.takeSpare()
 		s.hmu.Unlock()
 		if seg != nil {
 			return seg
 		}
 	}
+}
+
+// takeSpare takes a spare file, nil if none is ready. s.hmu is held.
+func (s *Spool) takeSpare() (seg *segment) {
+	if n := len(s.spares); n > 0 {
+		seg = s.spares[n-1]
+		s.spares = s.spares[:n-1]
+	}
+	s.spareReady.Store(len(s.spares) > 0)
+	return seg
 }
 
 // tellMade wakes a rotate waiting for a spare.
@@ -291,6 +299,7 @@ func (s *Spool) install(seg *segment) {
 	seg.first = s.written
 	s.segs = append(s.segs, seg)
 	s.active = seg
+	s.waited = false
 }
 
 // resume takes a file the housekeeper made after the spool stepped aside.
@@ -432,6 +441,9 @@ func (s *Spool) say(format string, args ...any) {
 	}
 }
 
+// makeFile makes a file; tests slow it down.
+var makeFile = makeSegment
+
 // make makes a new file, within the bound; it counts it in files.
 func (s *Spool) make() (*segment, error) {
 	s.hmu.Lock()
@@ -446,7 +458,7 @@ func (s *Spool) make() (*segment, error) {
 	if s.broken.Load() {
 		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
 	}
-	seg, err := makeSegment(s.cfg.Dir, name, s.segBytes, s.pid, s.created, s.resource)
+	seg, err := makeFile(s.cfg.Dir, name, s.segBytes, s.pid, s.created, s.resource)
 	if err == nil && s.cfg.Sync > 0 {
 		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
 	}

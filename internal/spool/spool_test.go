@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,11 +162,15 @@ func TestRoundTrip(t *testing.T) {
 func TestSettledFilesGo(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, nil)
-	for i := range 2000 {
+	const n = 20000
+	for i := range n {
 		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
 	}
 	before := len(segFiles(t, dir))
-	s.Settle(2000, false)
+	if before <= 1+maxSpares {
+		t.Fatalf("%d files before settling: the test wants more than the active one and the spares", before)
+	}
+	s.Settle(n, false)
 	deadline := time.Now().Add(5 * time.Second)
 	for len(segFiles(t, dir)) > 1+maxSpares && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
@@ -251,26 +256,8 @@ func TestKeep(t *testing.T) {
 	}
 }
 
-// A directory that cannot be made: the spool steps aside, and records go
-// on unjournaled.
-func TestStepsAside(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(file, nil, 0o600)
-	var said []string
-	var mu sync.Mutex
-	s, err := Open(Config{Dir: filepath.Join(file, "spool"), Say: func(l string) { mu.Lock(); said = append(said, l); mu.Unlock() }})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	defer s.Close(context.Background())
-	s.AddScope(0, otlpwire.Scope{})
-	if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
-		t.Errorf("verdict %d", v)
-	}
-}
-
-// A spool that stepped aside comes back once a file can be made, and
-// says so.
+// A directory that cannot be made: the spool steps aside, records go on
+// unjournaled, and it comes back once a file can be made, and says so.
 func TestComesBack(t *testing.T) {
 	defer func(d time.Duration) { retryInterval = d }(retryInterval)
 	retryInterval = 20 * time.Millisecond
@@ -472,5 +459,37 @@ func TestOversizeRecordLeavesNoGap(t *testing.T) {
 	shipAll(t, dir, &r, true)
 	if got := r.sorted(); len(got) != 1 || !strings.HasSuffix(got[0], "/r2") {
 		t.Fatalf("shipped %v, kept %d: want r2 alone", got, s.Kept())
+	}
+}
+
+// While the housekeeper is slow to make a file, one logging call waits for
+// it, at most spareWait; the calls after it go on unprotected at once, not
+// each waiting in turn under the pipeline's lock.
+func TestSlowDiskCostsOneWait(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var stalled atomic.Bool
+	slow := make(chan struct{})
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if stalled.Load() {
+			<-slow
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	s := openTest(t, t.TempDir(), nil)
+	stalled.Store(true)
+	defer func() { close(slow); s.Close(context.Background()) }()
+	start := time.Now()
+	unprotected := 0
+	for i := range 20000 {
+		if s.Append(0, encoded(fmt.Sprintf("line %d", i))) == pipeline.Unjournaled {
+			unprotected++
+		}
+	}
+	if unprotected == 0 {
+		t.Fatal("no record went unprotected: the files never ran out")
+	}
+	if took := time.Since(start); took > 20*spareWait {
+		t.Errorf("%d unprotected appends took %v: each waited for the file", unprotected, took)
 	}
 }
