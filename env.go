@@ -342,7 +342,7 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 	}
 	for i, pair := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(pair, "=")
-		k = strings.ToLower(strings.TrimSpace(k))
+		k = strings.TrimSpace(k) // checkHeaders folds its case
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", key, i+1)
 		}

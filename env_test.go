@@ -352,3 +352,15 @@ func TestBoundsOnTimeoutAndQueue(t *testing.T) {
 		t.Errorf("a batch larger than the queue: %v", err)
 	}
 }
+
+// A header given twice in two cases is refused from the environment as it
+// is from WithHeaders.
+func TestEnvHeadersTwiceInTwoCases(t *testing.T) {
+	if _, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=a,api-key=b", "grpc"); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("err %v, want the key refused as given twice", err)
+	}
+	h, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", "Api-Key=a", "grpc")
+	if err != nil || h["api-key"] != "a" {
+		t.Errorf("headers %v, %v", h, err)
+	}
+}

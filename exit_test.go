@@ -41,7 +41,7 @@ func TestExitWithoutCollector(t *testing.T) {
 	if raceEnabled {
 		t.Skip("exit times under the race detector say nothing of a real program's")
 	}
-	refused := closedPort(t)
+	refused := freeAddr(t)
 	silent := silentListener(t)
 	for _, tc := range []struct {
 		name     string
@@ -100,17 +100,6 @@ func cleanEnviron() []string {
 		}
 	}
 	return env
-}
-
-// closedPort is a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // silentListener accepts connections and never answers.

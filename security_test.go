@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -107,8 +108,17 @@ func TestPlaintextWarnings(t *testing.T) {
 	}
 }
 
-// A certificate file is read once, whole, at start: a readable one works.
+// A certificate file is read once, whole, at start: a regular one works,
+// a device does not.
 func TestCertificateFileRead(t *testing.T) {
+	files := testCerts(t)
+	want, err := os.ReadFile(files.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readPEMFile(files.CA); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("read %d bytes, %v; want the file's %d", len(got), err, len(want))
+	}
 	if _, err := readPEMFile(os.DevNull); err == nil {
 		t.Error("a device was read as a certificate")
 	}

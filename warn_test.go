@@ -15,7 +15,7 @@ func TestFirstFailureWarnedEarly(t *testing.T) {
 		name, endpoint string
 		want           []string
 	}{
-		{"refused", "http://" + closedPort(t), []string{"nothing listens at", "connection refused"}},
+		{"refused", "http://" + freeAddr(t), []string{"nothing listens at", "connection refused"}},
 		{"TLS to plaintext", srv.addr, []string{"export to https://" + srv.addr, "TLS", "OTEL_EXPORTER_OTLP_INSECURE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

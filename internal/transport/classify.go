@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -15,6 +16,13 @@ type connFailure struct {
 	cause     Cause
 	what      string // this package's words for it
 	retryable bool   // in Normal mode; Final mode never retries a Refused
+	again     bool   // the connection broke: the next attempt goes at once
+}
+
+// attempt is the failed attempt f makes, over protocol to endpoint.
+func (f connFailure) attempt(protocol, endpoint, detail string) attempt {
+	return attempt{cause: f.cause, retryable: f.retryable, again: f.again,
+		err: errorf(nil, "%s export to %s: %s: %s", protocol, endpoint, f.what, detail)}
 }
 
 // classifyConn reads a connection-level error, from its chain when err is
@@ -39,28 +47,36 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) || has("connection refused"):
-		return connFailure{Refused, "connection refused", true}, true
+		return connFailure{Refused, "connection refused", true, false}, true
 	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
 		has("no route to host", "network is unreachable"):
-		return connFailure{Refused, "no route to the host", true}, true
+		return connFailure{Refused, "no route to the host", true, false}, true
 	case errors.As(err, &dnsErr) || has("no such host", "produced zero addresses", "name resolver error", "server misbehaving"):
-		return connFailure{Refused, "the host name did not resolve", true}, true
+		return connFailure{Refused, "the host name did not resolve", true, false}, true
 	case errors.As(err, &recordErr) || has("first record does not look like a TLS handshake", "server gave HTTP response to HTTPS client"):
-		return connFailure{TLSMismatch, "TLS handshake failed: the server speaks plaintext", false}, true
+		return connFailure{TLSMismatch, "TLS handshake failed: the server speaks plaintext", false, false}, true
 	case plaintext && has(`malformed HTTP response "\x15\x03`, "error reading server preface: EOF",
 		"error reading server preface: read tcp", "error reading server preface: connection reset",
 		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
-		return connFailure{TLSMismatch, "the server expects TLS but the client spoke plaintext", false}, true
+		return connFailure{TLSMismatch, "the server expects TLS but the client spoke plaintext", false, false}, true
 	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header", "readLoopPeekFailLocked"):
 		// An HTTP/1 client reading a gRPC server's SETTINGS frame (or
 		// getting it before its request was sent), or a gRPC client reading
 		// an HTTP/1 answer.
-		return connFailure{ProtocolMismatch, "the endpoint speaks another protocol", false}, true
+		return connFailure{ProtocolMismatch, "the endpoint speaks another protocol", false, false}, true
 	case errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
 		errors.As(err, &invalidErr) || has("x509:", "failed to verify certificate"):
-		return connFailure{Other, "TLS certificate verification failed", false}, true
+		return connFailure{Other, "TLS certificate verification failed", false, false}, true
 	case has("remote error: tls:"):
-		return connFailure{Other, "the server ended the TLS handshake", false}, true
+		return connFailure{Other, "the server ended the TLS handshake", false, false}, true
+	case errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		has("use of closed network connection", "connection reset by peer", "broken pipe"):
+		// A kept-alive connection the collector had closed, or a server
+		// that hung up on a protocol it does not speak (net/http then
+		// closes the connection under its own write). A new connection
+		// tells which, at once.
+		return connFailure{Unavailable, "the connection broke", true, true}, true
 	}
 	return connFailure{}, false
 }

@@ -33,7 +33,7 @@ func TestClassifyConn(t *testing.T) {
 		{"unknown authority", x509.UnknownAuthorityError{}, "", false, Other, true},
 		{"verify text", nil, "tls: failed to verify certificate: x509: certificate signed by unknown authority", false, Other, true},
 		{"tls alert", nil, "remote error: tls: certificate required", false, Other, true},
-		{"reset", nil, "read: connection reset by peer", false, Other, false},
+		{"reset", nil, "read: connection reset by peer", false, Unavailable, true},
 	}
 	for _, tt := range tests {
 		text := tt.text
@@ -44,7 +44,7 @@ func TestClassifyConn(t *testing.T) {
 		if ok != tt.ok || ok && f.cause != tt.cause {
 			t.Errorf("%s: got %v %v, want %v %v", tt.name, f.cause, ok, tt.cause, tt.ok)
 		}
-		if ok && f.cause != Refused && f.retryable {
+		if ok && f.cause != Refused && f.cause != Unavailable && f.retryable {
 			t.Errorf("%s: %v is retryable", tt.name, f.cause)
 		}
 	}

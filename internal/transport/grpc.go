@@ -30,11 +30,11 @@ const exportMethod = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 // Connection backoff of the gRPC channel: short, so that a restarted
 // collector is found within a few seconds.
 var grpcConnectParams = grpc.ConnectParams{
-	Backoff: backoff.Config{
-		BaseDelay:  500 * time.Millisecond,
-		Multiplier: 1.6,
-		Jitter:     0.2,
-		MaxDelay:   5 * time.Second,
+	Backoff: backoff.Config{ // the export's own retry backoff (retry.go)
+		BaseDelay:  backoffInitial,
+		Multiplier: backoffMultiplier,
+		Jitter:     backoffJitter,
+		MaxDelay:   backoffMax,
 	},
 	MinConnectTimeout: 5 * time.Second,
 }
@@ -81,7 +81,12 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 		dialAddr: cfg.Endpoint,
 		insecure: cfg.Insecure,
 		secrets:  secrets,
-		opts:     []grpc.CallOption{grpc.ForceCodecV2(rawCodec{})},
+		// Never WaitForReady: a call that waits for the connection hides
+		// why it cannot be made until the timeout, and the first failure
+		// must be told at once. A refused connection fails the attempt,
+		// which run retries with backoff in Normal mode while gRPC
+		// reconnects.
+		opts: []grpc.CallOption{grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(false)},
 	}
 	if len(cfg.Headers) > 0 {
 		c.md = metadata.New(cfg.Headers)
@@ -95,11 +100,6 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 // Export implements Client.
 func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) Result {
 	msg := rawMessage(body)
-	// Never WaitForReady: a call that waits for the connection hides why it
-	// cannot be made until the timeout, and the first failure must be told
-	// at once. A refused connection fails the attempt, which run retries
-	// with backoff in Normal mode while gRPC reconnects.
-	opts := append(c.opts[:len(c.opts):len(c.opts)], grpc.WaitForReady(false))
 	if c.md != nil {
 		md := c.md
 		if out, ok := metadata.FromOutgoingContext(ctx); ok {
@@ -114,11 +114,12 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		)
 		if err := c.redial(ctx); err != nil {
 			if f, ok := classifyConn(err, err.Error(), c.insecure); ok {
-				return attempt{cause: f.cause, retryable: f.retryable, status: grpcCodeNames[codes.Unavailable], // as gRPC would say
-					err: errorf(nil, "grpc export to %s: %s: %s", c.endpoint, f.what, Sanitize(err.Error(), c.secrets))}
+				a := f.attempt("grpc", c.endpoint, Sanitize(err.Error(), c.secrets))
+				a.status = grpcCodeNames[codes.Unavailable] // as gRPC would say
+				return a
 			}
 		}
-		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(opts, grpc.Peer(&p))...)
+		err := c.conn.Invoke(ctx, exportMethod, &msg, &resp, append(c.opts[:len(c.opts):len(c.opts)], grpc.Peer(&p))...)
 		if err == nil {
 			ps := resp.GetPartialSuccess()
 			a := partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
@@ -172,11 +173,7 @@ func (c *grpcClient) classify(err error, connected bool) attempt {
 	detail := Sanitize(raw, c.secrets)
 	if !connected && (code == codes.Unavailable || code == codes.DeadlineExceeded || code == codes.Canceled) {
 		if f, ok := classifyConn(nil, raw, c.insecure); ok {
-			return attempt{
-				cause:     f.cause,
-				retryable: f.retryable,
-				err:       errorf(nil, "grpc export to %s: %s: %s", c.endpoint, f.what, detail),
-			}
+			return f.attempt("grpc", c.endpoint, detail)
 		}
 	}
 	a := attempt{err: errorf(nil, "grpc export to %s: %s: %s", c.endpoint, code, detail)}

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -33,7 +31,6 @@ const (
 // httpClient POSTs requests with net/http.
 type httpClient struct {
 	client    *http.Client
-	transport *http.Transport
 	url       string
 	endpoint  string // sanitized, for errors
 	header    http.Header
@@ -66,7 +63,6 @@ func newHTTP(cfg Config) (*httpClient, error) {
 			// the user did not configure: report it instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		transport: tr,
 		url:       cfg.Endpoint,
 		endpoint:  Sanitize(u.Redacted(), secrets),
 		header:    make(http.Header, len(cfg.Headers)+3),
@@ -222,7 +218,7 @@ func (c *httpClient) classifyErr(err error) attempt {
 	}
 	detail := Sanitize(inner.Error(), c.secrets)
 	if f, ok := classifyConn(err, err.Error(), c.plaintext); ok {
-		return attempt{cause: f.cause, retryable: f.retryable, err: errorf(nil, "http export to %s: %s: %s", c.endpoint, f.what, detail)}
+		return f.attempt("http", c.endpoint, detail)
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
@@ -230,22 +226,7 @@ func (c *httpClient) classifyErr(err error) attempt {
 	case errors.Is(err, context.Canceled):
 		return attempt{cause: Other, err: errorf(context.Canceled, "http export to %s: canceled: %s", c.endpoint, detail)}
 	}
-	return attempt{cause: Unavailable, retryable: true, again: brokenConn(err), err: errorf(nil, "http export to %s: %s", c.endpoint, detail)}
-}
-
-// brokenConn reports a connection that broke under the request: a kept-alive
-// connection the collector had closed, or a server that hung up on a
-// protocol it does not speak before its answer could be read. The next
-// attempt, on a new connection, tells which at once.
-func brokenConn(err error) bool {
-	if errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return true
-	}
-	// net/http does not always keep the chain; its text does.
-	text := err.Error()
-	return strings.Contains(text, "use of closed network connection") ||
-		strings.Contains(text, "connection reset by peer") || strings.Contains(text, "broken pipe")
+	return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "http export to %s: %s", c.endpoint, detail)}
 }
 
 // statusText is "503 Service Unavailable".
@@ -259,7 +240,7 @@ func statusText(code int) string {
 // Close implements Client. In-flight exports end by their own deadlines.
 func (c *httpClient) Close(context.Context) error {
 	c.closed.Store(true)
-	c.transport.CloseIdleConnections()
+	c.client.CloseIdleConnections()
 	return nil
 }
 

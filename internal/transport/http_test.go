@@ -328,6 +328,9 @@ func TestHTTPTLS(t *testing.T) {
 		t.Error("request changed on the way")
 	}
 	col.mu.Unlock()
+	if cfg.TLS.NextProtos != nil || cfg.TLS.MinVersion != 0 {
+		t.Error("the caller's tls.Config was changed")
+	}
 
 	cfg.TLS = nil // system roots: the test CA is not trusted
 	c = newClient(t, cfg)

@@ -162,7 +162,6 @@ func partial(rejected int64, message string, n int, secrets []string) attempt {
 	} else {
 		a.err = errorf(nil, "collector rejected %d of %d log records%s", rejected, n, msg)
 	}
-	a.partial = true
 	return a
 }
 

@@ -25,7 +25,6 @@ type attempt struct {
 	err       error         // nil when delivered; sanitized text
 	cause     Cause         // classification
 	rejected  int64         // records rejected in a partial success
-	partial   bool          // the collector answered with a partial success
 	retryable bool          // a later attempt may succeed
 	again     bool          // the connection broke: one retry goes at once
 	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
@@ -47,7 +46,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		}
 		a := try(ctx)
 		attempts++
-		if a.err == nil || a.partial {
+		if a.err == nil || a.cause == PartialSuccess {
 			return Result{Rejected: a.rejected, Err: a.err, Cause: a.cause, Attempts: attempts, Status: a.status}
 		}
 		if closed.Load() {
@@ -120,12 +119,12 @@ func closedResult(n, attempts int) Result {
 }
 
 // ctxAttempt marks a failed attempt as ended by the context: a deadline
-// makes a generic failure a Timeout, a cancellation an Other, while a
-// specific cause (refused, TLS mismatch) stays.
+// makes a failure a later attempt might have cured a Timeout, a
+// cancellation an Other; a refused connection, and any cause no retry would
+// change (a TLS or protocol mismatch, credentials, a rejection), stays.
 func ctxAttempt(a attempt, ctxErr error) attempt {
-	switch a.cause {
-	case Refused, TLSMismatch, Unauthenticated, Rejected:
-		return a
+	if !a.retryable || a.cause == Refused {
+		return a // a cause no later attempt would change: it says more
 	}
 	if errors.Is(ctxErr, context.DeadlineExceeded) {
 		a.cause = Timeout

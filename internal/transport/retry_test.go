@@ -67,7 +67,7 @@ func TestRun(t *testing.T) {
 	refused := attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}
 	rejected := attempt{cause: Rejected, err: errorf(nil, "bad")}
 	ok := attempt{cause: Delivered}
-	partialOK := attempt{cause: PartialSuccess, partial: true, rejected: 2, err: errorf(nil, "some")}
+	partialOK := attempt{cause: PartialSuccess, rejected: 2, err: errorf(nil, "some")}
 	tests := []struct {
 		name     string
 		mode     Mode
@@ -206,17 +206,17 @@ func TestBrokenConnectionRetriedAtOnce(t *testing.T) {
 }
 
 // Errors of a connection that broke under a request are told apart from a
-// collector that answered.
-func TestBrokenConn(t *testing.T) {
+// collector that answered, or none that listens.
+func TestBrokenConnection(t *testing.T) {
 	for _, err := range []error{net.ErrClosed, syscall.ECONNRESET, syscall.EPIPE, io.EOF, io.ErrUnexpectedEOF,
 		&url.Error{Op: "Post", URL: "http://x", Err: fmt.Errorf("write tcp: %w", net.ErrClosed)},
 		errors.New("readfrom tcp 127.0.0.1:1->127.0.0.1:2: write tcp: use of closed network connection")} {
-		if !brokenConn(err) {
-			t.Errorf("%v: not a broken connection", err)
+		if f, ok := classifyConn(err, err.Error(), true); !ok || !f.again || !f.retryable {
+			t.Errorf("%v: %+v, %v; want a broken connection, tried again at once", err, f, ok)
 		}
 	}
 	for _, err := range []error{errors.New("boom"), context.DeadlineExceeded, syscall.ECONNREFUSED} {
-		if brokenConn(err) {
+		if f, _ := classifyConn(err, err.Error(), true); f.again {
 			t.Errorf("%v: a broken connection", err)
 		}
 	}
