@@ -211,7 +211,8 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	err := p.pipe.Flush(ctx)
 	after := p.pipe.Counts()
 	if failed := after.Failed - before.Failed; failed > 0 {
-		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, p.pipe.LastError()))
+		last, _ := p.pipe.LastError()
+		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, last))
 	}
 	return err
 }
@@ -268,13 +269,14 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	}
 	var de *DeliveryError
 	if s := p.Stats(); s.Lost()+s.Queued > 0 {
-		de = &DeliveryError{Stats: s, Err: p.pipe.LastError(), ErrAt: p.pipe.LastErrorAt()}
+		de = &DeliveryError{Stats: s}
+		de.Err, de.ErrAt = p.pipe.LastError()
 	}
 	p.reporter.close(ctx, de)
 	if de != nil {
 		return de
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if err != nil {
 		return fmt.Errorf("zaplens: shutdown: %w", err)
 	}
 	return nil

@@ -106,7 +106,7 @@ func withExporter(e *memExporter) ProviderOption {
 
 func checkSum(t *testing.T, s Stats) {
 	t.Helper()
-	if s.Emitted != s.Exported+s.Dropped+s.Failed+s.Queued {
+	if s.Emitted != s.Exported+s.Dropped+s.Failed+s.Queued || s.Queued > s.Emitted {
 		t.Errorf("counts do not add up: %v", s)
 	}
 }

@@ -3,7 +3,6 @@ package zaplens
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 )
@@ -82,13 +81,7 @@ func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 	if r.interval <= 0 {
 		r.interval = DefaultReportInterval
 	}
-	if !c.reportOff {
-		w := c.reportWriter
-		if w == nil {
-			w = os.Stderr
-		}
-		r.write = func(line string) { fmt.Fprintln(w, line) }
-	}
+	r.write = lossLine(c)
 	switch {
 	case r.report != nil:
 	case r.write == nil:
@@ -143,7 +136,7 @@ func (r *reporter) tick() {
 		Failed:   now.Failed - r.last.Failed,
 		Totals:   now,
 	}
-	l.Err, l.ErrAt = r.p.pipe.LastError(), r.p.pipe.LastErrorAt()
+	l.Err, l.ErrAt = r.p.pipe.LastError()
 	r.last, r.lastAt = now, time.Now()
 	if l.Dropped+l.Failed > 0 {
 		r.safeReport(l)

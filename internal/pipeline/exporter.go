@@ -49,9 +49,9 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 		p.mu.Unlock()
 		return false
 	}
-	final := stopping || p.flushAt > p.settled
+	final := stopping || p.flushAt > p.settled()
 	queued := p.q.bytes
-	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource, p.scopes...), otlpwire.FieldSize, b.done[:0])
+	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, p.space, otlpwire.FieldSize, b.done[:0])
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	scopes := p.scopes
 	p.mu.Unlock()
@@ -68,11 +68,10 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	rejected = min(max(rejected, 0), n)
 	// An export that failed while a flush or the shutdown waited for it
 	// failed as the flush's did (the exporter gives way to the flush).
-	urgent := final || p.stopped || p.flushAt > p.settled
+	urgent := final || p.stopped || p.flushAt > p.settled()
 	p.counts.Exported += uint64(n - rejected)
 	p.counts.Failed += uint64(rejected)
 	p.obs.fail(err, rejected)
-	p.settled += uint64(n)
 	if err != nil {
 		p.lastErr, p.lastAt = err, time.Now()
 	}

@@ -80,14 +80,12 @@ func ErrorType(err error) string {
 func (p *Pipeline) Observe(o *Observation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := p.counts
-	c.Queued = c.Emitted - c.Exported - c.Dropped - c.Failed
 	waiting := uint64(p.q.records)
 	*o = Observation{
-		Counts:         c,
+		Counts:         p.countsLocked(),
 		Waiting:        waiting,
-		InFlight:       p.enqueued - p.settled - waiting,
-		HandedOn:       p.enqueued - waiting,
+		InFlight:       p.enqueued() - p.settled() - waiting,
+		HandedOn:       p.enqueued() - waiting,
 		DroppedStopped: p.obs.droppedStopped,
 		FailedBy:       append(o.FailedBy[:0], p.obs.failedBy...),
 	}

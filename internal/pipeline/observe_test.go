@@ -29,6 +29,9 @@ func checkObservation(t *testing.T, o Observation) {
 		o.HandedOn != o.Exported+o.Failed+o.InFlight,
 		o.Queued != o.Waiting+o.InFlight,
 		o.DroppedStopped > o.Dropped,
+		// Bounds the identities above cannot see: a count that ran
+		// below zero wraps and still adds up.
+		o.Queued > o.Emitted, o.Waiting > o.Queued, o.HandedOn > o.Emitted,
 		failed != o.Failed:
 		t.Errorf("observation does not add up: %+v", o)
 	}

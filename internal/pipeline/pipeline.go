@@ -35,19 +35,18 @@ type Pipeline struct {
 	cfg       Config
 	maxRecord int // see MaxRecordBytes; set once, read on every record
 
-	mu       sync.Mutex
-	q        queue
-	counts   Counts // Queued is derived on read
-	stopped  bool
-	scopes   []otlpwire.Scope
-	lastErr  error
-	lastAt   time.Time // when lastErr happened
-	enqueued uint64    // records accepted so far, the marks flushes wait for
-	settled  uint64    // accepted records exported or failed so far
-	kicked   bool      // the exporter was told a batch is ready
-	flushAt  uint64    // the highest mark a flush asked for
-	flushed  time.Time // when the oldest flush not yet done was asked for
-	obs      observed  // for the metrics (observe.go)
+	mu      sync.Mutex
+	q       queue
+	counts  Counts // Queued is derived on read
+	stopped bool
+	scopes  []otlpwire.Scope
+	space   int // what records may take of a request: its bound less the resource and scopes
+	lastErr error
+	lastAt  time.Time // when lastErr happened
+	kicked  bool      // the exporter was told a batch is ready
+	flushAt uint64    // the highest mark a flush asked for
+	flushed time.Time // when the oldest flush not yet done was asked for
+	obs     observed  // for the metrics (observe.go)
 
 	journalClosed bool
 	keeping       bool // the journal keeps what is settled from here on
@@ -83,6 +82,7 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scopes = append(p.scopes, s)
+	p.space = p.cfg.MaxRequestBytes - otlpwire.Overhead(p.cfg.Resource, p.scopes...)
 	if p.cfg.Journal != nil && !p.journalClosed {
 		p.cfg.Journal.AddScope(len(p.scopes)-1, s)
 	}
@@ -120,7 +120,6 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	}
 	if ok {
 		p.q.push(scope, rec)
-		p.enqueued++
 		if !p.kicked && p.batchReady() {
 			p.kicked = true
 			select {
@@ -143,7 +142,7 @@ func (p *Pipeline) admit(n int) bool {
 	if p.stopped {
 		return false
 	}
-	if p.cfg.MaxQueueRecords > 0 && p.enqueued-p.settled >= uint64(p.cfg.MaxQueueRecords) {
+	if p.cfg.MaxQueueRecords > 0 && p.enqueued()-p.settled() >= uint64(p.cfg.MaxQueueRecords) {
 		return false
 	}
 	return p.q.bytes+n+headerSize <= p.cfg.MaxQueueBytes || p.q.records == 0
@@ -183,40 +182,32 @@ func (p *Pipeline) batchReady() bool {
 func (p *Pipeline) FlushWaiting() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.flushAt <= p.settled {
+	if p.flushAt <= p.settled() {
 		return 0
 	}
 	return time.Since(p.flushed)
-}
-
-// Waiting is how many records wait in the queue, not yet in an export.
-func (p *Pipeline) Waiting() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.q.records
 }
 
 // Counts returns the counts as they are now, consistent with each other.
 func (p *Pipeline) Counts() Counts {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.countsLocked()
+}
+
+// countsLocked is the counts, Queued worked out; p.mu is held.
+func (p *Pipeline) countsLocked() Counts {
 	c := p.counts
-	c.Queued = c.Emitted - c.Exported - c.Dropped - c.Failed
+	c.Queued = p.enqueued() - p.settled()
 	return c
 }
 
-// LastError is the latest export error, nil if there was none.
-func (p *Pipeline) LastError() error {
+// LastError is the latest export error, nil if there was none, and when
+// it happened.
+func (p *Pipeline) LastError() (error, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.lastErr
-}
-
-// LastErrorAt is when the latest export error happened.
-func (p *Pipeline) LastErrorAt() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.lastAt
+	return p.lastErr, p.lastAt
 }
 
 // Urgent returns a channel that closes when a flush or the shutdown starts
@@ -229,12 +220,12 @@ func (p *Pipeline) Urgent() <-chan struct{} { return p.urgent.channel() }
 // request, not retried. A flush cut short by ctx goes on in the background.
 func (p *Pipeline) Flush(ctx context.Context) error {
 	p.mu.Lock()
-	mark := p.enqueued
-	if p.settled >= mark {
+	mark := p.enqueued()
+	if p.settled() >= mark {
 		p.mu.Unlock()
 		return nil
 	}
-	if p.flushAt <= p.settled {
+	if p.flushAt <= p.settled() {
 		p.flushed = time.Now()
 	}
 	p.flushAt = max(p.flushAt, mark)
@@ -247,7 +238,7 @@ func (p *Pipeline) Flush(ctx context.Context) error {
 	for {
 		ch := p.progress.channel()
 		p.mu.Lock()
-		reached := p.settled >= mark
+		reached := p.settled() >= mark
 		p.mu.Unlock()
 		if reached {
 			return nil
@@ -293,3 +284,10 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 	}
 	return err
 }
+
+// enqueued is how many records were accepted so far: the marks flushes wait
+// for.
+func (p *Pipeline) enqueued() uint64 { return p.counts.Emitted - p.counts.Dropped }
+
+// settled is how many accepted records were exported or failed so far.
+func (p *Pipeline) settled() uint64 { return p.counts.Exported + p.counts.Failed }

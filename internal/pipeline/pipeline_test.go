@@ -104,7 +104,7 @@ func encoded(body string) []byte {
 
 func checkSum(t *testing.T, c Counts) {
 	t.Helper()
-	if c.Emitted != c.Exported+c.Dropped+c.Failed+c.Queued {
+	if c.Emitted != c.Exported+c.Dropped+c.Failed+c.Queued || c.Queued > c.Emitted {
 		t.Errorf("counts do not add up: %+v", c)
 	}
 }
@@ -318,8 +318,9 @@ func TestPanickingExportCountsFailed(t *testing.T) {
 		p.Enqueue(sc, encoded("x"), false)
 	}
 	_ = p.Flush(context.Background())
-	if c := p.Counts(); c.Failed != 10 || c.Exported != 10 || p.LastError() == nil {
-		t.Errorf("counts %+v, last error %v", c, p.LastError())
+	last, at := p.LastError()
+	if c := p.Counts(); c.Failed != 10 || c.Exported != 10 || last == nil || at.IsZero() {
+		t.Errorf("counts %+v, last error %v at %v", c, last, at)
 	}
 }
 

@@ -43,18 +43,16 @@ type queue struct {
 // headerSize is the most a record header takes: two uvarints.
 const headerSize = 2 * binary.MaxVarintLen32
 
-// push appends one record and returns the bytes it takes in the queue.
-func (q *queue) push(scope int, data []byte) int {
+// push appends one record.
+func (q *queue) push(scope int, data []byte) {
 	need := headerSize + len(data)
 	t := q.tail(need)
 	start := len(t.buf)
 	t.buf = binary.AppendUvarint(t.buf, uint64(scope))
 	t.buf = binary.AppendUvarint(t.buf, uint64(len(data)))
 	t.buf = append(t.buf, data...)
-	n := len(t.buf) - start
 	q.records++
-	q.bytes += n
-	return n
+	q.bytes += len(t.buf) - start
 }
 
 // tail returns a chunk with room for need more bytes.
