@@ -7,7 +7,8 @@ import "go.opentelemetry.io/otel/attribute"
 // at a time through pooled maps, the largest single cost of an emit. The
 // bridge knows its attributes whole and removes repeats far cheaper, so
 // every record it emits has unique keys at every level; a LoggerProvider's
-// own loggers do the same for records other code emits (dedupDeep).
+// own loggers do the same for records other code emits (dedup at the top,
+// otlpwire.Limits.UniqueMaps in maps).
 
 // maxLinearDedup is where a map starts to beat comparing every pair.
 const maxLinearDedup = 32
@@ -54,52 +55,4 @@ func dedupMap(kvs []attribute.KeyValue) []attribute.KeyValue {
 	}
 	clear(kvs[n:])
 	return kvs[:n]
-}
-
-// dedupDeep makes kvs's keys unique, and those of every map in their
-// values, as the SDK does for records other code emits.
-func dedupDeep(kvs []attribute.KeyValue) []attribute.KeyValue {
-	kvs, _ = dedupDeepChanged(kvs)
-	return kvs
-}
-
-func dedupDeepChanged(kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
-	n := len(kvs)
-	kvs = dedup(kvs)
-	changed := len(kvs) != n
-	for i := range kvs {
-		var c bool
-		kvs[i].Value, c = dedupValueChanged(kvs[i].Value)
-		changed = changed || c
-	}
-	return kvs, changed
-}
-
-// dedupValue returns v with unique keys in every map at any depth.
-func dedupValue(v attribute.Value) attribute.Value {
-	v, _ = dedupValueChanged(v)
-	return v
-}
-
-// dedupValueChanged returns v itself, and false, when it has no repeat,
-// which is nearly always.
-func dedupValueChanged(v attribute.Value) (attribute.Value, bool) {
-	switch v.Type() {
-	case attribute.MAP:
-		if kvs, changed := dedupDeepChanged(v.AsMap()); changed {
-			return attribute.MapValue(kvs...), true
-		}
-	case attribute.SLICE:
-		vals := v.AsSlice()
-		changed := false
-		for i := range vals {
-			var c bool
-			vals[i], c = dedupValueChanged(vals[i])
-			changed = changed || c
-		}
-		if changed {
-			return attribute.SliceValue(vals...), true
-		}
-	}
-	return v, false
 }

@@ -54,14 +54,14 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 	if limit := l.p.limits.AttributeCount; limit >= 0 && len(e.kvs) > limit {
 		dropped = repeatsPastLimit(e.kvs, limit)
 	}
-	e.kvs = dedupDeep(e.kvs)
+	e.kvs = dedup(e.kvs) // maps' keys are made unique as they are encoded
 	e.kvs = appendException(e.kvs, r.Err())
 	rec := otlpwire.Record{
 		Time:         r.Timestamp(),
 		Observed:     r.ObservedTimestamp(),
 		Severity:     r.Severity(),
 		SeverityText: r.SeverityText(),
-		Body:         dedupValue(r.Body()),
+		Body:         r.Body(),
 		EventName:    r.EventName(),
 		Dropped:      dropped,
 	}
@@ -104,10 +104,10 @@ func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
 }
 
 // enqueue encodes rec with attrs, whose keys are unique, and queues it.
-// valid says every string is valid UTF-8 already, as the bridge makes
-// them. A record too large for any request has its longest values cut to
-// fit, and is counted.
-func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid bool) {
+// fromBridge says every string is valid UTF-8 already and every map's keys
+// unique, as the bridge makes them. A record too large for any request has
+// its longest values cut to fit, and is counted.
+func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, fromBridge bool) {
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
 	}
@@ -115,7 +115,7 @@ func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, valid
 		attrs = append(attrs, stringAttr(keyScopeName, l.name))
 	}
 	lim := l.p.limits
-	lim.CheckUTF8 = !valid
+	lim.CheckUTF8, lim.UniqueMaps = !fromBridge, !fromBridge
 	bp := bufPool.Get().(*[]byte)
 	buf := otlpwire.AppendRecord((*bp)[:0], rec, attrs, lim)
 	cut := false

@@ -61,7 +61,7 @@ func NewScope(name, version, schemaURL string, attrs []attribute.KeyValue) Scope
 	if name == "" && version == "" && schemaURL == "" && len(attrs) == 0 {
 		return s
 	}
-	e := encoder{Limits: Limits{ValueLength: -1, CheckUTF8: true}, uniqueMaps: true}
+	e := encoder{Limits: Limits{ValueLength: -1, CheckUTF8: true, UniqueMaps: true}}
 	b, start := begin(nil, slScope)
 	b = appendStringField(b, scopeName, e.valid(name))
 	b = appendStringField(b, scopeVersion, e.valid(version))

@@ -39,6 +39,11 @@ type Limits struct {
 	// the bridge does for what it converts; a collector refuses a whole
 	// request for one invalid string.
 	CheckUTF8 bool
+	// UniqueMaps keeps the last of a repeated key in maps, at any depth,
+	// for values nobody made unique before (records other code emits, a
+	// scope's attributes). A map's keys are sorted, stably: repeats are
+	// neighbours.
+	UniqueMaps bool
 }
 
 // DefaultLimits are the SDK's defaults.
@@ -51,9 +56,6 @@ const maxDepth = 64
 // encoder carries the limits through the recursion.
 type encoder struct {
 	Limits
-	// uniqueMaps keeps the last of a repeated key in maps, at any depth,
-	// for attributes nobody made unique before (a scope's).
-	uniqueMaps bool
 }
 
 // str is a string value: valid, if asked, and within the length limit.
@@ -149,10 +151,8 @@ func isComposite(t attribute.Type) bool {
 func (e encoder) appendMap(b []byte, kvs []attribute.KeyValue, depth int) []byte {
 	b, start := begin(b, anyKVList)
 	for i, kv := range kvs {
-		if e.uniqueMaps && i+1 < len(kvs) && kvs[i+1].Key == kv.Key {
-			// A map's keys are sorted, stably: repeats are neighbours,
-			// and the SDK keeps the last.
-			continue
+		if e.UniqueMaps && i+1 < len(kvs) && kvs[i+1].Key == kv.Key {
+			continue // the SDK keeps the last
 		}
 		b = e.appendKeyValue(b, listValues, kv, depth)
 	}
