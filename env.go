@@ -188,6 +188,8 @@ func (c *providerConfig) resolveProtocol() error {
 type target struct {
 	protocol transport.Protocol
 	endpoint string // gRPC: host:port; HTTP: the whole URL
+	host     string // as parsed, without brackets, for server.address
+	port     int    // as parsed or defaulted, for server.port
 	tls      bool
 	display  string // for messages: no credentials, path or query
 }
@@ -273,13 +275,14 @@ func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (t ta
 			port = "4318"
 		}
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
 		return target{}, "", fmt.Errorf("endpoint %s: bad port", redactEndpoint(raw))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return target{}, "", fmt.Errorf("endpoint %s: a query or fragment is not allowed", redactEndpoint(raw))
 	}
-	return target{protocol: protocol, endpoint: net.JoinHostPort(host, port), tls: useTLS}, u.EscapedPath(), nil
+	return target{protocol: protocol, endpoint: net.JoinHostPort(host, port), host: host, port: n, tls: useTLS}, u.EscapedPath(), nil
 }
 
 // splitHostPort is strict where url.Parse is lenient: an endpoint is used

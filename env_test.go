@@ -3,8 +3,10 @@ package zaplens
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,9 @@ func TestParseEndpoint(t *testing.T) {
 }
 
 func grpcTarget(endpoint string, tls bool) target {
-	return target{protocol: transport.GRPC, endpoint: endpoint, tls: tls}
+	host, port, _ := net.SplitHostPort(endpoint)
+	n, _ := strconv.Atoi(port)
+	return target{protocol: transport.GRPC, endpoint: endpoint, host: host, port: n, tls: tls}
 }
 
 func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -64,19 +61,6 @@ const (
 	errorTypeAlreadyShutdown = "already_shutdown"
 )
 
-var causeErrorTypes = [...]string{
-	transport.Delivered:        pipeline.OtherErrorType,
-	transport.Refused:          "refused",
-	transport.TLSMismatch:      "tls_mismatch",
-	transport.Unauthenticated:  "unauthenticated",
-	transport.Timeout:          "timeout",
-	transport.Rejected:         "rejected",
-	transport.PartialSuccess:   "partial_success",
-	transport.Unavailable:      "unavailable",
-	transport.Other:            pipeline.OtherErrorType,
-	transport.ProtocolMismatch: "protocol_mismatch",
-}
-
 // metricsN numbers the providers that record metrics, for
 // otel.component.name ("batching_log_processor/0"): a provider's
 // processor and exporter share its number.
@@ -86,12 +70,8 @@ var metricsN atomic.Int64
 // OTEL_GO_X_SELF_OBSERVABILITY) as the SDK does: the first one set is
 // read, and only "true", in any case, turns the metrics on.
 func observabilityEnabled() bool {
-	for _, key := range []string{"OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY"} {
-		if v := os.Getenv(key); v != "" {
-			return strings.EqualFold(v, "true")
-		}
-	}
-	return false
+	v, _ := lookupEnv("OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY")
+	return strings.EqualFold(v, "true")
 }
 
 // metricsProvider is the MeterProvider the metrics go to, nil when they
@@ -207,29 +187,13 @@ func makeMetrics(mp metric.MeterProvider, c *providerConfig, exp exporter) (*pip
 	return m, nil
 }
 
-// serverAttrs are server.address and server.port of an OTLP endpoint,
-// as the SDK's exporters give them: the port only when there is one.
+// serverAttrs are server.address and server.port of an OTLP endpoint, as
+// the SDK's exporters give them.
 func serverAttrs(t *target) []attribute.KeyValue {
-	hostport := t.endpoint
-	if t.protocol != transport.GRPC {
-		u, err := url.Parse(t.endpoint)
-		if err != nil {
-			return nil
-		}
-		hostport = u.Host
+	if t.host == "" {
+		return nil
 	}
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		if hostport == "" {
-			return nil
-		}
-		return []attribute.KeyValue{semconv.ServerAddress(strings.Trim(hostport, "[]"))}
-	}
-	attrs := []attribute.KeyValue{semconv.ServerAddress(host)}
-	if n, err := strconv.Atoi(port); err == nil && n > 0 {
-		attrs = append(attrs, semconv.ServerPort(n))
-	}
-	return attrs
+	return []attribute.KeyValue{semconv.ServerAddress(t.host), semconv.ServerPort(t.port)}
 }
 
 // wrap returns export timed by the duration metric: one observation per
@@ -354,11 +318,11 @@ type exportError struct {
 func (e *exportError) Error() string { return e.err.Error() }
 func (e *exportError) Unwrap() error { return e.err }
 
-// ErrorType is the cause of the failure, for error.type; a cause this
-// table does not know yet is its name in snake case.
+// ErrorType is the cause of the failure, for error.type: its name in snake
+// case, or the conventions' _OTHER for a cause that names nothing.
 func (e *exportError) ErrorType() string {
-	if c := int(e.cause); c >= 0 && c < len(causeErrorTypes) && causeErrorTypes[c] != "" {
-		return causeErrorTypes[c]
+	if e.cause == transport.Other || e.cause == transport.Delivered {
+		return pipeline.OtherErrorType
 	}
 	return strings.ReplaceAll(e.cause.String(), " ", "_")
 }
