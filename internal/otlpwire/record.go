@@ -77,10 +77,12 @@ func AppendHead(b []byte, r *Record, lim Limits) []byte {
 	b = appendStringField(b, recSeverityText, e.valid(r.SeverityText))
 	b = appendStringField(b, recEventName, e.valid(r.EventName))
 	if r.Body.Type() == attribute.STRING {
-		// The bridge's body, a message: no limit, nothing nested.
-		body, start := begin(b, recBody)
-		body = appendString(body, anyString, e.valid(r.Body.AsString()))
-		return end(body, start)
+		// The bridge's body, a message: no limit, nothing nested, and a
+		// size known ahead, so that a long one is written once.
+		s := e.valid(r.Body.AsString())
+		b = appendTag(b, recBody, protowire.BytesType)
+		b = appendVarint(b, uint64(1+protowire.SizeBytes(len(s))))
+		return appendString(b, anyString, s)
 	}
 	body := e // the SDK limits attributes only
 	body.ValueLength = -1

@@ -95,12 +95,11 @@ type Request struct {
 	res     Resource
 	scope   Scope
 	open    bool // a scope is open
-	records int
 }
 
 // Reset starts a request for res, keeping the buffer.
 func (w *Request) Reset(res Resource) {
-	w.buf, w.res, w.open, w.records = w.buf[:0], res, false, 0
+	w.buf, w.res, w.open = w.buf[:0], res, false
 	w.buf, w.rlStart = begin(w.buf, reqResourceLogs)
 	w.buf = append(w.buf, res.field...)
 }
@@ -119,14 +118,7 @@ func (w *Request) Scope(s Scope) {
 func (w *Request) Add(record []byte) {
 	w.buf = appendTag(w.buf, slLogRecords, protowire.BytesType)
 	w.buf = appendLenBytes(w.buf, record)
-	w.records++
 }
-
-// Records is how many records were added since Reset.
-func (w *Request) Records() int { return w.records }
-
-// Len is the request's size so far.
-func (w *Request) Len() int { return len(w.buf) }
 
 func (w *Request) closeScope() {
 	if !w.open {
