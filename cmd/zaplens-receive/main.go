@@ -26,6 +26,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -85,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	srv, err := otlpview.Listen(r, *grpcAddr, *httpAddr)
 	if err != nil {
 		fmt.Fprintf(stderr, "zaplens-receive: %v\n", err)
-		if strings.Contains(err.Error(), "address already in use") {
+		if errors.Is(err, syscall.EADDRINUSE) {
 			fmt.Fprintln(stderr, "zaplens-receive: is a collector or another receiver running? Choose other ports with -grpc and -http.")
 		}
 		return 1

@@ -35,6 +35,7 @@ var groups = []struct{ prefix, name string }{
 	{"golang.org/x/net", "golang.org/x/net (HTTP/2 framing, HPACK)"},
 	{"syscall", "system calls (network writes and reads)"},
 	{"internal/poll", "system calls (network writes and reads)"},
+	{"net/http", "net/http (HTTP client)"},
 	{"net", "system calls (network writes and reads)"},
 	{"go.uber.org/zap", "zap (logger, checked entry, JSON encoder)"},
 }
