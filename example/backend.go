@@ -7,35 +7,17 @@ package main
 // cmd/zaplens-receive (internal/otlpview), built on the OTLP protobuf
 // services and gRPC only, so the example needs no Collector.
 
-import (
-	"sync"
-
-	"github.com/zaplens/zaplens/internal/otlpview"
-)
+import "github.com/zaplens/zaplens/internal/otlpview"
 
 // backend is an otlpview.Receiver served over OTLP/gRPC on 127.0.0.1.
 type backend struct {
 	*otlpview.Receiver
 	srv *otlpview.Server
-
-	// The service that sent each log record, in arrival order, for the
-	// example's test.
-	mu   sync.Mutex
-	logs []backendLog
-}
-
-type backendLog struct {
-	resource string // service.name
 }
 
 // startBackend listens on 127.0.0.1 on a free port and serves OTLP/gRPC.
 func startBackend() (*backend, error) {
 	b := &backend{Receiver: &otlpview.Receiver{}}
-	b.OnLog = func(l otlpview.Log) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.logs = append(b.logs, backendLog{resource: l.Service})
-	}
 	srv, err := otlpview.Listen(b.Receiver, "127.0.0.1:0", "")
 	if err != nil {
 		return nil, err
@@ -49,6 +31,3 @@ func (b *backend) Addr() string { return b.srv.GRPCAddr() }
 
 // Stop stops serving; what was received is kept.
 func (b *backend) Stop() { b.srv.Close() }
-
-// counts returns how many log records and spans arrived.
-func (b *backend) counts() (logs, spans int) { return b.Counts() }

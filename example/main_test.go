@@ -143,7 +143,7 @@ func TestExampleWithCollector(t *testing.T) {
 	if !strings.Contains(out.String(), "sent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: emitted") {
 		t.Errorf("no summary line:\n%s", out.String())
 	}
-	logs, spans := collector.counts()
+	logs, spans := collector.Counts()
 	// Info and above: 2 untraced + per step batch ready and step done, a
 	// checkpoint line every other step, one warning and one error.
 	if want := 2 + 2*steps + steps/2 + 2; logs != want {
@@ -152,14 +152,12 @@ func TestExampleWithCollector(t *testing.T) {
 	if want := steps * 3; spans < want {
 		t.Errorf("the collector received %d spans, want at least %d", spans, want)
 	}
-	collector.mu.Lock()
-	for _, l := range collector.logs {
-		if l.resource != "example-under-test" {
-			t.Errorf("log record with service.name %q, want OTEL_SERVICE_NAME's", l.resource)
+	for _, l := range collector.Logs() {
+		if l.Service != "example-under-test" {
+			t.Errorf("log record with service.name %q, want OTEL_SERVICE_NAME's", l.Service)
 			break
 		}
 	}
-	collector.mu.Unlock()
 	var report bytes.Buffer
 	collector.Report(&report)
 	if !strings.Contains(report.String(), "span train_step") || !strings.Contains(report.String(), "gradient norm clipped") {
