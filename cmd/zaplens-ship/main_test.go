@@ -8,11 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/zaplens/zaplens"
-	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"github.com/zaplens/zaplens/internal/otlpview"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 )
@@ -46,38 +45,18 @@ func writer() {
 	select {}
 }
 
-// collector counts the records it is sent, per service.
-type collector struct {
-	collogpb.UnimplementedLogsServiceServer
-	records atomic.Int64
-	service atomic.Value
-}
-
-func (c *collector) Export(_ context.Context, req *collogpb.ExportLogsServiceRequest) (*collogpb.ExportLogsServiceResponse, error) {
-	for _, rl := range req.ResourceLogs {
-		for _, kv := range rl.GetResource().GetAttributes() {
-			if kv.Key == "service.name" {
-				c.service.Store(kv.GetValue().GetStringValue())
-			}
-		}
-		for _, sl := range rl.ScopeLogs {
-			c.records.Add(int64(len(sl.LogRecords)))
-		}
-	}
-	return &collogpb.ExportLogsServiceResponse{}, nil
-}
-
-func serve(t *testing.T, addr string) *collector {
+// serve starts a receiver on addr.
+func serve(t *testing.T, addr string) *otlpview.Receiver {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &collector{}
+	r := &otlpview.Receiver{}
 	srv := grpc.NewServer()
-	collogpb.RegisterLogsServiceServer(srv, c)
+	r.RegisterGRPC(srv)
 	go srv.Serve(lis)
 	t.Cleanup(srv.Stop)
-	return c
+	return r
 }
 
 func environ(extra ...string) []string {
@@ -135,8 +114,9 @@ func TestShipKilledWritersSpool(t *testing.T) {
 	if code != 0 || !strings.Contains(got, strconv.Itoa(n)+" delivered") {
 		t.Errorf("collector up: exit %d, output:\n%s", code, got)
 	}
-	if c.records.Load() != n || c.service.Load() != "trainer" {
-		t.Errorf("collector got %d records of %v, want %d of trainer", c.records.Load(), c.service.Load(), n)
+	logs := c.Logs()
+	if len(logs) != n || logs[0].Service != "trainer" || logs[n-1].Service != "trainer" {
+		t.Errorf("collector got %d records, want %d of trainer", len(logs), n)
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 		t.Errorf("left in the directory: %v", m)
