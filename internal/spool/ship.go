@@ -63,7 +63,6 @@ type Shipper struct {
 
 	ctx      context.Context
 	cancel   context.CancelFunc
-	scanned  chan struct{} // closed once the files are counted
 	stopping chan struct{} // closed by Stop: a last pass, each export tried once
 	stopOnce sync.Once
 	done     chan struct{}
@@ -73,7 +72,7 @@ type Shipper struct {
 func Ship(cfg ShipConfig) *Shipper {
 	ctx, cancel := context.WithCancel(context.Background())
 	sh := &Shipper{cfg: cfg, ctx: ctx, cancel: cancel,
-		scanned: make(chan struct{}), stopping: make(chan struct{}), done: make(chan struct{})}
+		stopping: make(chan struct{}), done: make(chan struct{})}
 	go sh.run()
 	return sh
 }
@@ -98,9 +97,6 @@ func (sh *Shipper) Claimed() []string {
 	defer sh.mu.Unlock()
 	return slices.Clone(sh.claimed)
 }
-
-// Scanned is closed once the files are taken and counted.
-func (sh *Shipper) Scanned() <-chan struct{} { return sh.scanned }
 
 // Done is closed when the shipper has sent everything it took, or stopped.
 func (sh *Shipper) Done() <-chan struct{} { return sh.done }
@@ -140,7 +136,6 @@ func (sh *Shipper) run() {
 		sh.setErr(err)
 	}
 	sh.count(orphans)
-	close(sh.scanned)
 	for i, o := range orphans {
 		if !sh.ship(o) {
 			for _, rest := range orphans[i+1:] {

@@ -50,7 +50,6 @@ type Spool struct {
 	prefix   string // "<pid>-<start nanos>-"
 	pid      int
 	created  int64
-	segBytes int
 	maxFiles int
 	resource []byte // the resource frame's payload
 
@@ -67,13 +66,12 @@ type Spool struct {
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
 
-	hmu     sync.Mutex
-	spares  []*segment // made ahead or emptied, ready to take over
-	dead    []*segment // settled, to remove
-	mapped  []*segment // every segment made and not removed, to sync
-	files   int        // files that exist or are being made
-	seq     int
-	lastErr error
+	hmu    sync.Mutex
+	spares []*segment // made ahead or emptied, ready to take over
+	dead   []*segment // settled, to remove
+	mapped []*segment // every segment made and not removed, to sync
+	files  int        // files that exist or are being made
+	seq    int
 
 	spareReady atomic.Bool
 	wake       chan struct{}
@@ -102,7 +100,6 @@ func Open(cfg Config) (*Spool, error) {
 		pid:      os.Getpid(),
 		created:  now,
 		prefix:   fmt.Sprintf("%d-%d-", os.Getpid(), now),
-		segBytes: cfg.SegmentBytes,
 		maxFiles: max(2, int(cfg.MaxBytes/int64(cfg.SegmentBytes))),
 		resource: resourcePayload(cfg.Resource),
 		wake:     make(chan struct{}, 1),
@@ -119,7 +116,6 @@ func Open(cfg Config) (*Spool, error) {
 	}
 	if err != nil {
 		s.broken.Store(true)
-		s.lastErr = err
 	}
 	go s.housekeep()
 	return s, err
@@ -169,7 +165,7 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 	seg := s.active
 	need := s.need(seg, scope, rec)
 	if seg == nil || seg.off+need > len(seg.mem) {
-		if frameSize(len(s.resource))+frameSize(len(s.scopes[scope]))+frameSize(len(rec)) > s.segBytes-headerSize {
+		if frameSize(len(s.resource))+frameSize(len(s.scopes[scope]))+frameSize(len(rec)) > s.cfg.SegmentBytes-headerSize {
 			return pipeline.Unjournaled // larger than any file: in memory only
 		}
 		var full bool
@@ -330,9 +326,6 @@ func (s *Spool) markBroken(err error) {
 	if s.broken.Swap(true) {
 		return
 	}
-	s.hmu.Lock()
-	s.lastErr = err
-	s.hmu.Unlock()
 	s.say("zaplens: spool %s stepped aside: %v; logging goes on in memory, without crash protection, until a new file can be made", s.cfg.Dir, err)
 }
 
@@ -458,7 +451,7 @@ func (s *Spool) make() (*segment, error) {
 	if s.broken.Load() {
 		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
 	}
-	seg, err := makeFile(s.cfg.Dir, name, s.segBytes, s.pid, s.created, s.resource)
+	seg, err := makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	if err == nil && s.cfg.Sync > 0 {
 		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
 	}
