@@ -114,11 +114,11 @@ func (p pipeline) stop(tb testing.TB) {
 }
 
 // TestPipelinesDeliver checks the out-of-process harness: every bridge's
-// pipeline delivers, at a pace its queue holds, every line to the sink,
-// and no more.
+// pipeline, zaplens's with its spool too, delivers, at a pace its queue
+// holds, every line to the sink, and no more.
 func TestPipelinesDeliver(t *testing.T) {
 	const lines = 1000
-	for _, name := range pipelineNames[1:] {
+	for _, name := range append(pipelineNames[1:], "zaplens-spool") {
 		t.Run(name, func(t *testing.T) {
 			s := startSink(t)
 			p := startPipeline(t, name, s.GRPC, pipelineConfig{officialQueue: 2 * lines})

@@ -20,22 +20,3 @@ func BenchmarkBusyRankSpool(b *testing.B) {
 		})
 	}
 }
-
-// The spool's pipeline delivers every line, once, as the others do.
-func TestSpoolPipelineDelivers(t *testing.T) {
-	const lines = 1000
-	s := startSink(t)
-	p := startPipeline(t, "zaplens-spool", s.GRPC, pipelineConfig{})
-	cf := p.ctx(traceCtx)
-	for i := range lines {
-		info5(p.logger, cf, i)
-	}
-	p.stop(t)
-	got := s.Count(t)
-	if got.Records != lines || got.Refused != 0 || got.Duplicates != 0 {
-		t.Errorf("sink got %+v, want %d records", got, lines)
-	}
-	if n, _ := p.lost(); n != 0 {
-		t.Errorf("pipeline counted %d lost", n)
-	}
-}
