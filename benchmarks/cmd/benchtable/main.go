@@ -212,17 +212,7 @@ func withCI(c cell) string {
 func (t *table) ratio(row, num, den string) string {
 	var parts []string
 	for _, unit := range []string{"sec/op", "cpu-sec/op", "B/op", "allocs/op"} {
-		n, d := t.get(unit, row, num), t.get(unit, row, den)
-		switch {
-		case !n.ok || !d.ok:
-			parts = append(parts, "—")
-		case d.v == 0 && n.v == 0:
-			parts = append(parts, "=")
-		case d.v == 0:
-			parts = append(parts, "∞")
-		default:
-			parts = append(parts, fmt.Sprintf("%.2f", n.v/d.v))
-		}
+		parts = append(parts, ratioOf(t.get(unit, row, num), t.get(unit, row, den)))
 	}
 	if parts[0] == "—" {
 		return "—"
@@ -334,6 +324,11 @@ func (t *table) ratio1(unit, row, num, den string) string {
 		dlo, _, dok := t.raw.span(unit, row, den)
 		n, d = cell{v: nlo, ok: nok}, cell{v: dlo, ok: dok}
 	}
+	return ratioOf(n, d)
+}
+
+// ratioOf is n/d to two places, "—" if either is missing.
+func ratioOf(n, d cell) string {
 	switch {
 	case !n.ok || !d.ok:
 		return "—"
