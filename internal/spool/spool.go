@@ -381,32 +381,29 @@ func (s *Spool) Close(ctx context.Context) {
 	}
 	s.closed = true
 	s.settle()
+	var kept uint64
+	for _, seg := range s.segs {
+		kept += seg.written - seg.settled
+	}
+	s.kept.Store(kept)
 	close(s.quit)
 	select {
 	case <-s.done:
 	case <-ctx.Done():
 		// The housekeeper is on the disk (making or syncing a file): leave
 		// the files to the process's end, which unlocks them for a later
-		// one, and tell what they keep.
-		var kept uint64
-		for _, seg := range s.segs {
-			kept += seg.written - seg.settled
-		}
-		s.kept.Store(kept)
+		// one.
 		return
 	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
-	var kept uint64
 	for _, seg := range s.segs {
 		left := seg.written - seg.settled
 		if left > 0 && s.cfg.Sync > 0 && seg.mem != nil {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)
-		kept += left
 	}
-	s.kept.Store(kept)
 	s.segs, s.active = nil, nil
 	for _, seg := range s.dead {
 		seg.close(true)
@@ -517,11 +514,7 @@ func (s *Spool) reap() {
 			name := segName(s.prefix, s.seq)
 			s.hmu.Unlock()
 			if seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil {
-				s.hmu.Lock()
-				s.spares = append(s.spares, seg)
-				s.hmu.Unlock()
-				s.spareReady.Store(true)
-				s.tellMade()
+				s.addSpare(seg)
 				room--
 				continue
 			}
@@ -567,12 +560,17 @@ func (s *Spool) makeSpare() bool {
 		s.markBroken(err)
 		return false
 	}
+	s.addSpare(seg)
+	return true
+}
+
+// addSpare makes seg ready to take over, and wakes a rotate waiting for one.
+func (s *Spool) addSpare(seg *segment) {
 	s.hmu.Lock()
 	s.spares = append(s.spares, seg)
 	s.hmu.Unlock()
 	s.spareReady.Store(true)
 	s.tellMade()
-	return true
 }
 
 // syncAll writes every file's dirty pages to the disk.
