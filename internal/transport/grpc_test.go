@@ -341,25 +341,6 @@ func slowCollector() *collector {
 	}}
 }
 
-func TestGRPCSlowCollectorTimesOut(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []Mode{Normal, Final} {
-		col := slowCollector()
-		cfg := grpcConfig(col.start(t))
-		cfg.Timeout = 800 * time.Millisecond
-		c := newClient(t, cfg)
-		_, body := testRequest(t, 5)
-		r, took := export(c, body, 5, mode)
-		within(t, mode.String()+" export", took, 2*time.Second)
-		if took < 700*time.Millisecond {
-			t.Errorf("%v: gave up after %v, before the timeout", mode, took)
-		}
-		if r.Cause != Timeout || r.Rejected != 5 || !errors.Is(r.Err, context.DeadlineExceeded) {
-			t.Errorf("%v: result %+v", mode, r)
-		}
-	}
-}
-
 func TestGRPCContextDeadlineBounds(t *testing.T) {
 	t.Parallel()
 	col := slowCollector()
@@ -372,37 +353,6 @@ func TestGRPCContextDeadlineBounds(t *testing.T) {
 	within(t, "export", time.Since(start), 1500*time.Millisecond)
 	if r.Cause != Timeout || r.Rejected != 1 {
 		t.Errorf("result %+v", r)
-	}
-}
-
-func TestGRPCFinalRefusedFailsAtOnce(t *testing.T) {
-	t.Parallel()
-	addr := closedAddr(t)
-	c := newClient(t, grpcConfig(addr))
-	_, body := testRequest(t, 9)
-	r, took := export(c, body, 9, Final)
-	within(t, "export", took, time.Second)
-	if r.Cause != Refused || r.Attempts != 1 || r.Rejected != 9 || r.Err == nil {
-		t.Fatalf("result %+v", r)
-	}
-	if !strings.Contains(r.Err.Error(), "connection refused") {
-		t.Errorf("error %q", r.Err)
-	}
-	if h := r.Cause.Hint(addr); !strings.Contains(h, addr) {
-		t.Errorf("hint %q does not name %s", h, addr)
-	}
-}
-
-func TestGRPCNormalRefusedWaitsTheTimeout(t *testing.T) {
-	t.Parallel()
-	cfg := grpcConfig(closedAddr(t))
-	cfg.Timeout = 2 * time.Second
-	c := newClient(t, cfg)
-	_, body := testRequest(t, 2)
-	r, took := export(c, body, 2, Normal)
-	within(t, "export", took, 3500*time.Millisecond)
-	if r.Cause != Refused || r.Rejected != 2 || r.Attempts < 2 || took < time.Second {
-		t.Fatalf("result %+v after %v: want retries until the next one would pass the 2 s timeout", r, took)
 	}
 }
 

@@ -376,54 +376,6 @@ func TestHTTPTLSMismatch(t *testing.T) {
 	})
 }
 
-func TestHTTPFinalRefusedFailsAtOnce(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, httpConfig("http://"+closedAddr(t)))
-	_, body := testRequest(t, 4)
-	r, took := export(c, body, 4, Final)
-	within(t, "export", took, time.Second)
-	if r.Cause != Refused || r.Attempts != 1 || r.Rejected != 4 {
-		t.Fatalf("result %+v", r)
-	}
-}
-
-func TestHTTPNormalRefusedRetriesUntilTheTimeout(t *testing.T) {
-	t.Parallel()
-	cfg := httpConfig("http://" + closedAddr(t))
-	cfg.Timeout = 2 * time.Second
-	c := newClient(t, cfg)
-	_, body := testRequest(t, 4)
-	r, took := export(c, body, 4, Normal)
-	within(t, "export", took, 3*time.Second)
-	if r.Cause != Refused || r.Attempts < 2 || r.Rejected != 4 {
-		t.Fatalf("result %+v after %v", r, took)
-	}
-}
-
-func TestHTTPSlowCollectorTimesOut(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []Mode{Normal, Final} {
-		col := &httpCollector{handle: func(w http.ResponseWriter, r *http.Request, _ int) {
-			select {
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
-		}}
-		cfg := httpConfig(col.start(t).URL)
-		cfg.Timeout = 800 * time.Millisecond
-		c := newClient(t, cfg)
-		_, body := testRequest(t, 5)
-		r, took := export(c, body, 5, mode)
-		within(t, mode.String()+" export", took, 2*time.Second)
-		if took < 700*time.Millisecond {
-			t.Errorf("%v: gave up after %v, before the timeout", mode, took)
-		}
-		if r.Cause != Timeout || r.Rejected != 5 || !errors.Is(r.Err, context.DeadlineExceeded) {
-			t.Errorf("%v: result %+v", mode, r)
-		}
-	}
-}
-
 func TestHTTPClose(t *testing.T) {
 	t.Parallel()
 	col := &httpCollector{}
