@@ -211,7 +211,7 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	err := p.pipe.Flush(ctx)
 	after := p.pipe.Counts()
 	if failed := after.Failed - before.Failed; failed > 0 {
-		last, _ := p.pipe.LastError()
+		_, last := p.pipe.LastFailure()
 		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, last))
 	}
 	return err
@@ -270,7 +270,7 @@ func (p *LoggerProvider) shutdown(ctx context.Context) error {
 	var de *DeliveryError
 	if s := p.Stats(); s.Lost()+s.Queued > 0 {
 		de = &DeliveryError{Stats: s}
-		de.Err, de.ErrAt = p.pipe.LastError()
+		de.ErrAt, de.Err = p.pipe.LastFailure()
 	}
 	p.reporter.close(ctx, de)
 	if de != nil {

@@ -136,7 +136,7 @@ func (r *reporter) tick() {
 		Failed:   now.Failed - r.last.Failed,
 		Totals:   now,
 	}
-	l.Err, l.ErrAt = r.p.pipe.LastError()
+	l.ErrAt, l.Err = r.p.pipe.LastFailure()
 	r.last, r.lastAt = now, time.Now()
 	if l.Dropped+l.Failed > 0 {
 		r.safeReport(l)

@@ -202,12 +202,12 @@ func (p *Pipeline) countsLocked() Counts {
 	return c
 }
 
-// LastError is the latest export error, nil if there was none, and when
-// it happened.
-func (p *Pipeline) LastError() (error, time.Time) {
+// LastFailure is when the latest export error happened, and the error,
+// nil if there was none.
+func (p *Pipeline) LastFailure() (time.Time, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.lastErr, p.lastAt
+	return p.lastAt, p.lastErr
 }
 
 // Urgent returns a channel that closes when a flush or the shutdown starts

@@ -318,7 +318,7 @@ func TestPanickingExportCountsFailed(t *testing.T) {
 		p.Enqueue(sc, encoded("x"), false)
 	}
 	_ = p.Flush(context.Background())
-	last, at := p.LastError()
+	at, last := p.LastFailure()
 	if c := p.Counts(); c.Failed != 10 || c.Exported != 10 || last == nil || at.IsZero() {
 		t.Errorf("counts %+v, last error %v at %v", c, last, at)
 	}
