@@ -18,13 +18,17 @@ import (
 	"time"
 )
 
-// The pipelines of the benchmarks export over OTLP/gRPC to cmd/otlpsink, a
-// receiver that decodes every request as a collector does, running in a
+// The pipelines of the benchmarks export over OTLP/gRPC to cmd/otlpsink, the
+// Collector's own otlpreceiver with a counting consumer, running in a
 // process of its own so that the benchmark's getrusage counts the logging
 // program and its exporter, not the receiver. The sink is built with
 // `go build` once per test process into a temporary directory, unless
 // ZAPLENS_BENCH_SINK names a binary already built (run.sh does that).
 const sinkEnv = "ZAPLENS_BENCH_SINK"
+
+// sinkProfileEnv, when set, names a file for the sink's own CPU profile
+// (otlpsink -cpuprofile); each sink started overwrites it.
+const sinkProfileEnv = "ZAPLENS_BENCH_SINK_CPUPROFILE"
 
 var sinkBuild struct {
 	once sync.Once
@@ -82,19 +86,18 @@ func packageDir() string {
 
 // A sink is a running otlpsink child process.
 type sink struct {
-	GRPC string // host:port of its OTLP/gRPC endpoint
-	HTTP string // host:port of /count and OTLP/HTTP
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	errs bytes.Buffer
+	GRPC     string // host:port of its OTLP/gRPC endpoint
+	OTLPHTTP string // host:port of its OTLP/HTTP endpoint
+	HTTP     string // host:port of /count
+	cmd      *exec.Cmd
+	in       io.WriteCloser
+	errs     bytes.Buffer
 }
 
 // sinkTotals mirrors otlpsink's /count answer.
 type sinkTotals struct {
 	Records  int64 `json:"records"`
 	Requests int64 `json:"requests"`
-	Bytes    int64 `json:"bytes"`
-	Refused  int64 `json:"refused"`
 	// Duplicates is the records whose timestamp the sink had seen before:
 	// sent twice, since each benchmark logs from one goroutine.
 	Duplicates int64 `json:"duplicates"`
@@ -110,7 +113,11 @@ func (t sinkTotals) Unique() int64 { return t.Records - t.Duplicates }
 func startSink(tb testing.TB) *sink {
 	tb.Helper()
 	s := &sink{}
-	s.cmd = exec.Command(sinkBinary(tb), "-stdin")
+	args := []string{"-stdin"}
+	if p := os.Getenv(sinkProfileEnv); p != "" {
+		args = append(args, "-cpuprofile", p)
+	}
+	s.cmd = exec.Command(sinkBinary(tb), args...)
 	s.cmd.Stderr = &s.errs
 	var err error
 	if s.in, err = s.cmd.StdinPipe(); err != nil {
@@ -133,11 +140,13 @@ func startSink(tb testing.TB) *sink {
 		switch k {
 		case "grpc":
 			s.GRPC = v
+		case "otlphttp":
+			s.OTLPHTTP = v
 		case "http":
 			s.HTTP = v
 		}
 	}
-	if s.GRPC == "" || s.HTTP == "" {
+	if s.GRPC == "" || s.OTLPHTTP == "" || s.HTTP == "" {
 		tb.Fatalf("otlpsink: unexpected first line %q", line)
 	}
 	return s

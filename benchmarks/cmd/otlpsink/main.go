@@ -1,33 +1,32 @@
-// Command otlpsink is the OTLP receiver of the benchmarks: a logs endpoint
-// over OTLP/gRPC (and OTLP/HTTP with protobuf) that decodes every request
-// in full into an ExportLogsServiceRequest, as a collector's receiver does,
-// counts its records, and acknowledges it. It runs in a process of its own
-// so that the CPU it spends receiving is not charged to the program that
-// logs.
+// Command otlpsink is the OTLP receiver of the benchmarks: the Collector's
+// own otlpreceiver (OTLP/gRPC and OTLP/HTTP with protobuf, every setting
+// its default), with a consumer that counts the records of every request
+// it decodes and acknowledges it. It runs in a process of its own so that
+// the CPU it spends receiving is not charged to the program that logs.
 //
 // It prints one line when it is listening,
 //
-//	grpc=127.0.0.1:PORT http=127.0.0.1:PORT
+//	grpc=127.0.0.1:PORT otlphttp=127.0.0.1:PORT http=127.0.0.1:PORT
 //
-// and answers GET http://ADDR/count with the totals so far as JSON:
+// (OTLP/HTTP requests go to http://OTLPHTTP/v1/logs) and answers GET
+// http://HTTP/count with the totals so far as JSON:
 //
-//	{"records":100000,"requests":98,"bytes":14123456,"refused":0,"duplicates":0}
+//	{"records":100000,"requests":98,"duplicates":0,"cpu_ns":412000000}
 //
 // Duplicates are records whose timestamp (time_unix_nano) it has seen
 // before: a record sent twice, when, as in the benchmarks, one goroutine
 // logs every line and no two lines share a nanosecond. -dedup=false turns
 // that bookkeeping off.
 //
-// OTLP/HTTP requests go to http://ADDR/v1/logs on the same port. It exits
-// on SIGTERM or SIGINT, printing the totals on stderr, and with -stdin when
-// its standard input closes (so that a benchmark that dies does not leave
-// it behind).
+// It exits on SIGTERM or SIGINT, printing the totals on stderr, and with
+// -stdin when its standard input closes (so that a benchmark that dies
+// does not leave it behind). -cpuprofile writes the sink's own CPU
+// profile, to see what receiving costs.
 //
-//	otlpsink [-grpc 127.0.0.1:0] [-http 127.0.0.1:0] [-max-recv-mib 4] [-dedup=true] [-stdin]
+//	otlpsink [-grpc 127.0.0.1:0] [-otlphttp 127.0.0.1:0] [-http 127.0.0.1:0] [-dedup=true] [-stdin] [-cpuprofile FILE]
 package main
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
@@ -37,22 +36,24 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
-	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
-	"google.golang.org/grpc"
-	_ "google.golang.org/grpc/encoding/gzip" // gzip-compressed gRPC requests
-	"google.golang.org/protobuf/proto"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 )
 
 // Totals are what the sink has acknowledged so far.
 type Totals struct {
 	Records  int64 `json:"records"`  // log records in the acknowledged requests
 	Requests int64 `json:"requests"` // acknowledged requests
-	Bytes    int64 `json:"bytes"`    // their encoded size (uncompressed)
-	Refused  int64 `json:"refused"`  // requests that failed to decode
 	// Duplicates is the records whose timestamp was seen before.
 	Duplicates int64 `json:"duplicates"`
 	// CPUNanos is the sink's own CPU time so far, user and system: what
@@ -61,39 +62,35 @@ type Totals struct {
 }
 
 type sink struct {
-	collogspb.UnimplementedLogsServiceServer
-	records, requests, bytes, refused, duplicates atomic.Int64
+	records, requests, duplicates atomic.Int64
 
 	dedup bool
 	mu    sync.Mutex
 	seen  map[uint64]struct{}
 }
 
-// Export is the OTLP/gRPC service: grpc-go's codec has already decoded the
-// request with proto.Unmarshal into the generated type.
-func (s *sink) Export(_ context.Context, req *collogspb.ExportLogsServiceRequest) (*collogspb.ExportLogsServiceResponse, error) {
-	s.count(req)
-	return &collogspb.ExportLogsServiceResponse{}, nil
-}
-
-// count walks every record, as a receiver handing them on would, and adds
-// the request to the totals.
-func (s *sink) count(req *collogspb.ExportLogsServiceRequest) {
+// consume is the receiver's next consumer: the request is already decoded
+// into pdata. It walks every record, as a consumer handing them on would.
+func (s *sink) consume(_ context.Context, ld plog.Logs) error {
 	var n, dups int64
 	if s.dedup {
 		s.mu.Lock()
 	}
-	for _, rl := range req.GetResourceLogs() {
-		for _, sl := range rl.GetScopeLogs() {
-			n += int64(len(sl.GetLogRecords()))
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			recs := sls.At(j).LogRecords()
+			n += int64(recs.Len())
 			if !s.dedup {
 				continue
 			}
-			for _, r := range sl.GetLogRecords() {
-				if _, ok := s.seen[r.GetTimeUnixNano()]; ok {
+			for k := range recs.Len() {
+				t := uint64(recs.At(k).Timestamp())
+				if _, ok := s.seen[t]; ok {
 					dups++
 				} else {
-					s.seen[r.GetTimeUnixNano()] = struct{}{}
+					s.seen[t] = struct{}{}
 				}
 			}
 		}
@@ -102,56 +99,9 @@ func (s *sink) count(req *collogspb.ExportLogsServiceRequest) {
 		s.mu.Unlock()
 	}
 	s.duplicates.Add(dups)
-	s.bytes.Add(int64(proto.Size(req)))
 	s.records.Add(n)
 	s.requests.Add(1)
-}
-
-// serveHTTP answers /count, and OTLP/HTTP with protobuf on /v1/logs.
-func (s *sink) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/count":
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(s.totals())
-	case "/v1/logs":
-		s.otlpHTTP(w, r)
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-func (s *sink) otlpHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "POST only", http.StatusMethodNotAllowed)
-		return
-	}
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			s.refused.Add(1)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer zr.Close()
-		body = zr
-	}
-	data, err := io.ReadAll(body)
-	if err != nil {
-		s.refused.Add(1)
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	req := &collogspb.ExportLogsServiceRequest{}
-	if err := proto.Unmarshal(data, req); err != nil {
-		s.refused.Add(1)
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	s.count(req)
-	resp, _ := proto.Marshal(&collogspb.ExportLogsServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	w.Write(resp)
+	return nil
 }
 
 // cpuNanos is this process's CPU time so far.
@@ -162,33 +112,103 @@ func cpuNanos() int64 {
 }
 
 func (s *sink) totals() Totals {
-	return Totals{Records: s.records.Load(), Requests: s.requests.Load(), Bytes: s.bytes.Load(),
-		Refused: s.refused.Load(), Duplicates: s.duplicates.Load(), CPUNanos: cpuNanos()}
+	return Totals{Records: s.records.Load(), Requests: s.requests.Load(),
+		Duplicates: s.duplicates.Load(), CPUNanos: cpuNanos()}
 }
+
+func (s *sink) serveCount(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/count" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(s.totals())
+}
+
+// freeAddr turns a ":0" address into one with a free port: the Collector's
+// receiver listens on the endpoint it is given and does not say which port
+// it got.
+func freeAddr(addr string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startReceiver starts the Collector's otlpreceiver with its default
+// configuration on the two addresses, retrying briefly should a free port
+// be taken between freeAddr and the receiver's listen.
+func startReceiver(grpcAddr, httpAddr string, next consumer.Logs) (receiver.Logs, string, string, error) {
+	var err error
+	for range 20 {
+		var g, h string
+		if g, err = freeAddr(grpcAddr); err != nil {
+			return nil, "", "", err
+		}
+		if h, err = freeAddr(httpAddr); err != nil {
+			return nil, "", "", err
+		}
+		f := otlpreceiver.NewFactory()
+		cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
+		cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = g
+		cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.NetAddr.Endpoint = h
+		var rcv receiver.Logs
+		rcv, err = f.CreateLogs(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, next)
+		if err != nil {
+			return nil, "", "", err
+		}
+		if err = rcv.Start(context.Background(), host{}); err == nil {
+			return rcv, g, h, nil
+		}
+		_ = rcv.Shutdown(context.Background())
+		time.Sleep(10 * time.Millisecond)
+	}
+	return nil, "", "", err
+}
+
+// host is the receiver's component.Host: no extensions.
+type host struct{}
+
+func (host) GetExtensions() map[component.ID]component.Component { return nil }
 
 func main() {
 	grpcAddr := flag.String("grpc", "127.0.0.1:0", "OTLP/gRPC listen address")
-	httpAddr := flag.String("http", "127.0.0.1:0", "OTLP/HTTP and /count listen address")
-	maxRecv := flag.Int("max-recv-mib", 4, "largest gRPC request accepted, MiB (a Collector's default: 4)")
+	otlpHTTPAddr := flag.String("otlphttp", "127.0.0.1:0", "OTLP/HTTP listen address")
+	httpAddr := flag.String("http", "127.0.0.1:0", "/count listen address")
 	dedup := flag.Bool("dedup", true, "count records whose timestamp was seen before as duplicates")
 	stdin := flag.Bool("stdin", false, "exit when standard input closes")
+	cpuProfile := flag.String("cpuprofile", "", "write the sink's CPU profile to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 
-	s := &sink{dedup: *dedup, seen: map[uint64]struct{}{}}
-	gl, err := net.Listen("tcp", *grpcAddr)
+	s := &sink{dedup: *dedup, seen: make(map[uint64]struct{}, 1<<18)}
+	next, err := consumer.NewLogs(s.consume)
 	if err != nil {
 		fail(err)
 	}
-	hl, err := net.Listen("tcp", *httpAddr)
+	rcv, g, h, err := startReceiver(*grpcAddr, *otlpHTTPAddr, next)
 	if err != nil {
 		fail(err)
 	}
-	gs := grpc.NewServer(grpc.MaxRecvMsgSize(*maxRecv << 20))
-	collogspb.RegisterLogsServiceServer(gs, s)
-	go gs.Serve(gl)
-	hs := &http.Server{Handler: http.HandlerFunc(s.serveHTTP)}
-	go hs.Serve(hl)
-	fmt.Printf("grpc=%s http=%s\n", gl.Addr(), hl.Addr())
+	cl, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		fail(err)
+	}
+	cs := &http.Server{Handler: http.HandlerFunc(s.serveCount)}
+	go cs.Serve(cl)
+	fmt.Printf("grpc=%s otlphttp=%s http=%s\n", g, h, cl.Addr())
 
 	done := make(chan os.Signal, 1)
 	signal.Notify(done, syscall.SIGTERM, syscall.SIGINT)
@@ -199,10 +219,12 @@ func main() {
 		}()
 	}
 	<-done
-	gs.Stop()
-	hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = rcv.Shutdown(ctx)
+	cs.Close()
 	t := s.totals()
-	fmt.Fprintf(os.Stderr, "otlpsink: %d records in %d requests, %d bytes, %d refused\n", t.Records, t.Requests, t.Bytes, t.Refused)
+	fmt.Fprintf(os.Stderr, "otlpsink: %d records in %d requests\n", t.Records, t.Requests)
 }
 
 func fail(err error) {
