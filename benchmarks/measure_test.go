@@ -83,18 +83,33 @@ func runqWait() time.Duration {
 	if err != nil {
 		return 0
 	}
-	var sum int64
+	var sum time.Duration
 	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			continue
-		}
-		n, _ := strconv.ParseInt(f[1], 10, 64)
-		sum += n
+		_, wait := schedstat("/proc/self/task/" + t.Name() + "/schedstat")
+		sum += wait
 	}
-	return time.Duration(sum)
+	return sum
+}
+
+// threadSched is the calling thread's time on a CPU and time runnable but
+// waiting for one. The caller must hold its thread (runtime.LockOSThread)
+// for two readings to be of the same thread.
+func threadSched() (onCPU, wait time.Duration) {
+	return schedstat("/proc/thread-self/schedstat")
+}
+
+// schedstat reads a schedstat file: nanoseconds on a CPU, then runnable
+// and waiting. Zeros where the kernel does not say.
+func schedstat(path string) (onCPU, wait time.Duration) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0
+	}
+	run, _ := strconv.ParseInt(f[0], 10, 64)
+	w, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(run), time.Duration(w)
 }
