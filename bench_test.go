@@ -3,6 +3,7 @@ package zaplens
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -94,6 +95,54 @@ func BenchmarkWire(b *testing.B) {
 	if s := p.Stats(); s.Dropped+s.Failed > 0 {
 		b.Logf("losses: %v", s)
 	}
+}
+
+// BenchmarkWireFieldKinds is case 1's line on a zaplens provider with one
+// more field of a kind that runs user code (kind=error: zap.Error of a
+// wrapped error; stringer; object: three fields; array: four ints),
+// against the line alone (kind=none): what such a field adds to the
+// bridge.
+func BenchmarkWireFieldKinds(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	wrapped := fmt.Errorf("read config: %w", errors.New("connection refused"))
+	for _, bc := range []struct {
+		name  string
+		field zap.Field
+	}{
+		{"none", zap.Skip()},
+		{"error", zap.Error(wrapped)},
+		{"stringer", zap.Stringer("level", zapcore.WarnLevel)},
+		{"object", zap.Object("req", benchRequest{method: "GET", path: "/v1/items", status: 200})},
+		{"array", zap.Ints("ranks", []int{0, 1, 2, 3})},
+	} {
+		fields := append(caseOneFields(ctx), bc.field)
+		b.Run("kind="+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Info("step done", fields...)
+			}
+		})
+	}
+}
+
+// benchRequest is an object as services log one.
+type benchRequest struct {
+	method, path string
+	status       int
+}
+
+func (r benchRequest) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("method", r.method)
+	enc.AddString("path", r.path)
+	enc.AddInt("status", r.status)
+	return nil
 }
 
 // BenchmarkCallParts splits the logging call of case 1 (Info, five fields

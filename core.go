@@ -232,7 +232,7 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 		return
 	}
 	c.seed(e)
-	e.addFields(fields)
+	e.addFieldsOnce(fields)
 	e.addEntry(ent)
 	if s.wire != nil {
 		writeWire(s.wire, e, sc, ent, sev)

@@ -65,6 +65,7 @@ func newAttrEncoder() attrEncoder {
 func getEncoder() *attrEncoder { return encoderPool.Get().(*attrEncoder) }
 
 func putEncoder(e *attrEncoder) {
+	e.direct.forget()
 	if e.reset() {
 		encoderPool.Put(e)
 	}

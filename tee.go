@@ -231,6 +231,7 @@ func (w *teeWrite) release() {
 	if cap(w.fields) > maxPooledFields {
 		w.fields = nil
 	}
+	w.enc.direct.forget()
 	if !w.enc.reset() {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
@@ -14,14 +15,15 @@ import (
 // On a zaplens provider an entry becomes OTLP bytes in one of two ways.
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
-// make keys unique. It serves the entries nearly every program logs:
-// strings, numbers, booleans, durations, times, binaries and contexts. An
-// entry with anything else (a field that runs user code: a Stringer, a
-// marshaler, a reflected value, an error; a namespace; a repeated key;
-// more attributes than the limit; a record too large for a request) is
-// written the general way instead: converted to attributes (encode.go),
-// made unique, then encoded. Both write the same bytes; wire_test.go holds
-// them to it, and no user code runs twice.
+// make keys unique. Strings, numbers, booleans, durations and binaries it
+// writes itself; any other field (a Stringer, a marshaler, a reflected
+// value, an error, a time) it converts the general way (encode.go), once,
+// and writes the attributes that gives. An entry the direct way cannot
+// take (a namespace or an inline marshaler, a repeated key, more
+// attributes than the limit, a record too large for a request) is written
+// the general way instead: converted to attributes, made unique, then
+// encoded, reusing what the direct way had converted, so that no user code
+// runs twice. Both write the same bytes; wire_test.go holds them to it.
 
 // maxDirectKeys bounds the direct way's search for repeated keys, which
 // compares every pair.
@@ -81,6 +83,7 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
 		return false // a record too large is cut, the general way
 	}
+	e.direct.forget()
 	l.p.pipe.Enqueue(l.scope, b, false)
 	return true
 }
@@ -100,18 +103,20 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 }
 
 // appendDirect appends the record the direct way, and reports false when
-// the entry needs the general way.
+// the entry needs the general way; then e.direct keeps what it converted,
+// for addFieldsOnce.
 func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
+	d := &e.direct
+	d.forget()
 	if !c.wire.ok {
 		return b, false
 	}
-	d := &e.direct
 	d.keys, d.lim, d.e = d.keys[:0], lim, e
 	defer d.done()
 	d.b = otlpwire.AppendHead(b, rec, lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.keys = append(d.keys, c.wire.keys...)
-	ok := d.addFields(fields) && d.addEntry(ent)
+	ok := d.addFields(fields) && d.addException() && d.addEntry(ent)
 	if !ok || (lim.AttributeCount >= 0 && len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}
@@ -119,19 +124,50 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 }
 
 // directWriter is one entry on its way: the record so far and the keys in
-// it. It lives in an attrEncoder, for its keys' room, and e is that
-// encoder, scratch for fields of other kinds.
+// it. It lives in an attrEncoder, for its room, and e is that encoder,
+// scratch for the fields it converts the general way.
 type directWriter struct {
 	b    []byte
 	keys []string
 	lim  otlpwire.Limits
 	e    *attrEncoder
+
+	// What the fields it converted became, kept until the entry is
+	// written, either way: conv holds their attributes, converted says
+	// whose they are, and exception (its end > 0) is zap.Error's, which
+	// goes after every field, as the general way puts it.
+	conv      []attribute.KeyValue
+	converted []convertedField
+	exception convertedField
 }
 
-// done forgets the entry, keeping the room.
+// A convertedField is the general conversion of fields[index]: its
+// attributes are conv[start:end]; for zap.Error, the record's exception,
+// with err.
+type convertedField struct {
+	index, start, end int
+	isException       bool
+	err               error
+}
+
+// done forgets the entry's bytes and keys, keeping the room and what was
+// converted.
 func (d *directWriter) done() {
 	clear(d.keys)
 	d.b, d.keys = nil, d.keys[:0]
+}
+
+// forget drops what was converted: the entry is written.
+func (d *directWriter) forget() {
+	if len(d.converted) == 0 {
+		return
+	}
+	clear(d.conv)
+	clear(d.converted)
+	if cap(d.conv) > maxPooledAttrs {
+		d.conv = nil
+	}
+	d.conv, d.converted, d.exception = d.conv[:0], d.converted[:0], convertedField{}
 }
 
 // key takes a field's key, made valid, and reports whether it may be
@@ -161,14 +197,14 @@ func hasKey(keys []string, k string) bool {
 // addFields writes the fields, as attrEncoder.addFields converts them.
 func (d *directWriter) addFields(fields []zapcore.Field) bool {
 	for i := range fields {
-		if !d.addField(&fields[i]) {
+		if !d.addField(i, &fields[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-func (d *directWriter) addField(f *zapcore.Field) bool {
+func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 	switch f.Type {
 	case zapcore.StringType:
 		return d.str(f.Key, f.String)
@@ -188,7 +224,7 @@ func (d *directWriter) addField(f *zapcore.Field) bool {
 		return d.int(f.Key, int64(uint8(f.Integer)))
 	case zapcore.Uint64Type, zapcore.UintptrType:
 		if f.Integer < 0 {
-			return d.converted(*f) // above MaxInt64: a decimal string
+			return d.convert(i, *f) // above MaxInt64: a decimal string
 		}
 		return d.int(f.Key, f.Integer)
 	case zapcore.Float64Type:
@@ -205,28 +241,48 @@ func (d *directWriter) addField(f *zapcore.Field) bool {
 			d.b = otlpwire.AppendBytesAttr(d.b, k, v, d.lim)
 		}
 		return ok
-	case zapcore.Float32Type, zapcore.TimeType, zapcore.TimeFullType, zapcore.ByteStringType,
-		zapcore.Complex64Type, zapcore.Complex128Type:
-		return d.converted(*f)
 	case zapcore.SkipType:
 		return true
+	case zapcore.StringerType, zapcore.ReflectType:
+		if _, ok := contextOf(*f); ok {
+			return true // a context passed as zap.Any: read, never printed
+		}
+		return d.convert(i, *f)
+	case zapcore.ErrorType, zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
+		zapcore.Float32Type, zapcore.TimeType, zapcore.TimeFullType, zapcore.ByteStringType,
+		zapcore.Complex64Type, zapcore.Complex128Type:
+		return d.convert(i, *f)
 	}
-	if _, ok := contextOf(*f); ok {
-		return true // a context passed as zap.Any: read, never printed
-	}
-	// The rest may run user code (a Stringer, a marshaler, an error's
-	// Error) or change what follows (a namespace): the general way does
-	// them, so that no user code runs twice when the direct way gives up.
+	// A namespace, or an inline marshaler, which may open one: what
+	// follows nests, which the direct way does not write.
 	return false
 }
 
-// converted writes a field of a kind that runs no user code through the
-// general conversion: a value the direct way does not write itself.
-func (d *directWriter) converted(f zapcore.Field) bool {
+// convert writes fields[i] through the general conversion, which may run
+// user code, and keeps what it gave for the general way, should the entry
+// go there after all.
+func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	e := d.e
 	defer e.reset()
 	e.addField(f)
-	for _, kv := range e.kvs {
+	c := convertedField{index: i, start: len(d.conv), isException: e.hasErr, err: e.err}
+	if c.isException {
+		d.conv = append(d.conv, e.top...)
+	} else {
+		d.conv = append(d.conv, e.kvs...)
+	}
+	c.end = len(d.conv)
+	d.converted = append(d.converted, c)
+	if c.isException {
+		d.exception = c // the last zap.Error wins, as in the general way
+		return true
+	}
+	return d.addAttrs(d.conv[c.start:c.end])
+}
+
+// addAttrs writes converted attributes.
+func (d *directWriter) addAttrs(kvs []attribute.KeyValue) bool {
+	for _, kv := range kvs {
 		k, ok := d.key(string(kv.Key))
 		if !ok {
 			return false
@@ -236,6 +292,47 @@ func (d *directWriter) converted(f zapcore.Field) bool {
 		}
 	}
 	return true
+}
+
+// addException writes the last zap.Error's exception, after every field.
+func (d *directWriter) addException() bool {
+	x := d.exception
+	return d.addAttrs(d.conv[x.start:x.end])
+}
+
+// addFieldsOnce adds the fields as addFields does, but those the direct
+// way has converted already (it gave the entry up after them): their
+// attributes are taken as they were, and their user code does not run
+// again. It forgets them.
+func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
+	d := &e.direct
+	if len(d.converted) == 0 {
+		e.addFields(fields)
+		return
+	}
+	defer d.forget()
+	done := d.converted
+	for i := range fields {
+		if len(done) > 0 && done[0].index == i {
+			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
+			done = done[1:]
+			continue
+		}
+		if _, ok := contextOf(fields[i]); !ok {
+			e.addField(fields[i])
+		}
+	}
+}
+
+// addConverted adds a converted field's attributes where addField would
+// have: zap.Error's replace the exception.
+func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
+	if !c.isException {
+		e.kvs = append(e.kvs, kvs...)
+		return
+	}
+	clear(e.top)
+	e.hasErr, e.err, e.top = true, c.err, append(e.top[:0], kvs...)
 }
 
 func (d *directWriter) str(key, v string) bool {
@@ -263,7 +360,8 @@ func (d *directWriter) float(key string, v float64) bool {
 }
 
 // addEntry writes the caller and the stack, as attrEncoder.addEntry adds
-// them; with no exception in the record, a stack is code.stacktrace.
+// them: a stack is exception.stacktrace beside an exception, else
+// code.stacktrace.
 func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 	if ent.Caller.Defined {
 		if !d.str(keyFilePath, ent.Caller.File) || !d.int(keyLineNumber, int64(ent.Caller.Line)) {
@@ -273,7 +371,13 @@ func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 			return false
 		}
 	}
-	return ent.Stack == "" || d.str(keyCodeStacktrace, ent.Stack)
+	if ent.Stack == "" {
+		return true
+	}
+	if d.exception.isException {
+		return d.str(keyExceptionStack, ent.Stack)
+	}
+	return d.str(keyCodeStacktrace, ent.Stack)
 }
 
 // writeWire hands the converted entry to a zaplens provider's logger,

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/multierr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -39,6 +41,23 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 		panic("appendDirect left its scratch encoder dirty")
 	}
 	return b, ok
+}
+
+// afterDirectBytes is the record the general way writes once the direct
+// way has given the entry up, reusing what the direct way converted, as
+// Core.write does; nil if the direct way took it.
+func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
+	e := getEncoder()
+	defer putEncoder(e)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	if _, ok := c.appendDirect(nil, e, &rec, ent, fields, lim); ok {
+		return nil
+	}
+	c.seed(e)
+	e.addFieldsOnce(fields)
+	e.addEntry(ent)
+	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
@@ -84,6 +103,16 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			[]zapcore.Field{zap.Int("step", 1)}},
 		{"with twice", core.With([]zapcore.Field{zap.String("a", "1")}).With([]zapcore.Field{zap.Object("o", diffObject{name: "x"})}).(*Core),
 			[]zapcore.Field{zap.Int("b", 2)}},
+		{"zap.Error, the stack its exception's", core, []zapcore.Field{zap.Error(fmt.Errorf("outer: %w", &diffTypedErr{code: 1}))}},
+		{"two zap.Errors, the last wins", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Int("n", 1), zap.Error(errors.New("second"))}},
+		{"an error under another key", core, []zapcore.Field{zap.NamedError("cause", diffFormatterErr{msg: "cause"})}},
+		{"a multi-error", core, []zapcore.Field{zap.Error(multierr.Combine(errors.New("a"), diffFormatterErr{msg: "b"}))}},
+		{"user code", core, []zapcore.Field{zap.Stringer("s", diffStringer("x")), zap.Object("o", diffObject{name: "x", tags: []string{"t"}}),
+			zap.Array("a", diffArray{}), zap.Ints("ints", []int{1}), zap.Reflect("r", map[string]int{"a": 1}),
+			zap.Any("any.struct", diffStruct{B: "any"})}},
+		{"user code that panics or fails", core, []zapcore.Field{zap.Stringer("p", diffPanicStringer{}),
+			zap.Stringer("nil", (*diffPtrStringer)(nil)), zap.Object("po", diffPanicObject{}), zap.Array("pa", diffPanicArray{}),
+			zap.Object("fo", diffFailObject{}), zap.Error(diffPanicErr{})}},
 	}
 	for _, tc := range taken {
 		got, ok := directBytes(tc.core, ent, tc.fields, lim)
@@ -106,12 +135,8 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"repeated after UTF-8 repair", core, []zapcore.Field{zap.Int("a\xff", 1), zap.Int("a\xfe", 2)}},
 		{"a field named like the caller", core, []zapcore.Field{zap.String(keyFilePath, "mine")}},
 		{"an inline object", core, []zapcore.Field{zap.Inline(diffObject{name: "y"})}},
-		{"zap.Error", core, []zapcore.Field{zap.Error(errors.New("boom"))}},
-		{"a Stringer", core, []zapcore.Field{zap.Stringer("s", diffStringer("x"))}},
-		{"an object", core, []zapcore.Field{zap.Object("o", diffObject{name: "x"})}},
-		{"an array", core, []zapcore.Field{zap.Ints("ints", []int{1})}},
-		{"a reflected value", core, []zapcore.Field{zap.Reflect("r", map[string]int{"a": 1})}},
-		{"an error under another key", core, []zapcore.Field{zap.NamedError("cause", errors.New("boom"))}},
+		{"a field named like the exception", core, []zapcore.Field{zap.Error(errors.New("boom")), zap.String(keyExceptionMessage, "mine")}},
+		{"an error's causes under a key in use", core, []zapcore.Field{zap.Int("errorCauses", 1), zap.Error(multierr.Combine(errors.New("a"), errors.New("b")))}},
 		{"namespace", core, []zapcore.Field{zap.Namespace("ns"), zap.Int("a", 1)}},
 		{"too many keys", core, manyFields(maxDirectKeys + 1)},
 		{"With a zap.Error", core.With([]zapcore.Field{zap.Error(errors.New("x"))}).(*Core), nil},
@@ -121,6 +146,10 @@ func TestDirectMatchesGeneral(t *testing.T) {
 	for _, tc := range left {
 		if _, ok := directBytes(tc.core, ent, tc.fields, lim); ok {
 			t.Errorf("%s: the direct way took it", tc.name)
+			continue
+		}
+		if got, want := afterDirectBytes(tc.core, ent, tc.fields, lim), generalBytes(tc.core, ent, tc.fields, lim); !bytes.Equal(got, want) {
+			t.Errorf("%s, the general way after the direct one:\n got  %x\n want %x", tc.name, got, want)
 		}
 	}
 }
@@ -167,12 +196,16 @@ func TestDirectMatchesGeneralRandom(t *testing.T) {
 			ent.Caller = zapcore.NewEntryCaller(0, "/x.go", i, true)
 		}
 		fields := pick(rng.IntN(6))
+		want := generalBytes(c, ent, fields, lim)
 		got, ok := directBytes(c, ent, fields, lim)
 		if !ok {
+			if got := afterDirectBytes(c, ent, fields, lim); !bytes.Equal(got, want) {
+				t.Fatalf("entry %d, limits %+v, fields %v, the general way after the direct one:\n got  %x\n want %x", i, lim, fields, got, want)
+			}
 			continue
 		}
 		taken++
-		if want := generalBytes(c, ent, fields, lim); !bytes.Equal(got, want) {
+		if !bytes.Equal(got, want) {
 			t.Fatalf("entry %d, limits %+v, fields %v:\n direct  %x\n general %x", i, lim, fields, got, want)
 		}
 	}
@@ -206,24 +239,44 @@ func (c countingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
+// countingError counts its calls, as countingStringer does.
+type countingError struct{ n *int }
+
+func (c countingError) Error() string { *c.n++; return "boom" }
+
 // User code runs once per entry, whichever way the entry goes and wherever
-// the direct way gives up.
+// the direct way gives up, even after it has run that code itself: the
+// general way then takes what the direct way converted.
 func TestDirectRunsUserCodeOnce(t *testing.T) {
 	cleanEnv(t)
-	p := newTestProvider(t, withDiscardExport())
+	p := newTestProvider(t, withDiscardExport(), WithRequestBytes(64<<10))
 	l := zap.New(NewCore(WithLoggerProvider(p)))
-	for _, after := range [][]zapcore.Field{
-		nil,
-		{zap.Error(errors.New("boom"))},
-		{zap.Int("a", 1), zap.Int("a", 2)},
-		{zap.Namespace("ns"), zap.Int("b", 1)},
-		manyFields(maxDirectKeys + 1),
+	for _, after := range []struct {
+		name   string
+		fields []zapcore.Field
+	}{
+		{"nothing", nil},
+		{"another zap.Error", []zapcore.Field{zap.Error(errors.New("boom"))}},
+		{"a repeated key", []zapcore.Field{zap.Int("a", 1), zap.Int("a", 2)}},
+		{"a namespace", []zapcore.Field{zap.Namespace("ns"), zap.Int("b", 1)}},
+		{"an inline object", []zapcore.Field{zap.Inline(diffObject{name: "i"})}},
+		{"the exception's key", []zapcore.Field{zap.String(keyExceptionType, "mine")}},
+		{"too many keys", manyFields(maxDirectKeys + 1)},
+		{"a record too large, cut", []zapcore.Field{zap.String("big", strings.Repeat("x", 100<<10))}},
 	} {
-		n := 0
-		l.Info("x", append([]zapcore.Field{zap.Object("req", countingObject{&n})}, after...)...)
-		if n != 1 {
-			t.Errorf("with %d fields after: the marshaler ran %d times", len(after), n)
+		var obj, str, errs int
+		fields := []zapcore.Field{zap.Object("req", countingObject{&obj}), zap.Stringer("s", countingStringer{&str}),
+			zap.Error(countingError{&errs})}
+		l.Info("x", append(fields, after.fields...)...)
+		if obj != 1 || str != 1 || errs != 1 {
+			t.Errorf("then %s: the marshaler ran %d times, the Stringer %d, the error %d; want once each", after.name, obj, str, errs)
 		}
+	}
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Exported != 8 || s.Cut != 1 {
+		t.Errorf("stats %+v, want 8 records exported, one of them cut", s)
 	}
 }
 
@@ -245,9 +298,10 @@ func TestWithContextOnlyCopiesNothing(t *testing.T) {
 
 // FuzzDirectMatchesGeneral: fields made from the fuzzer's bytes (keys and
 // strings of any bytes, integers of every width, floats, bools, binaries,
-// times, contexts, and a few kinds the direct way leaves to the general
-// one), with and without With fields, a caller and a stack: wherever the
-// direct way takes the entry, its bytes are the general way's. Plain `go
+// times, contexts, Stringers, errors, objects, namespaces), with and
+// without With fields, a caller and a stack: wherever the direct way takes
+// the entry, its bytes are the general way's, and where it gives the entry
+// up, the general way reusing its conversions writes them too. Plain `go
 // test` runs the seeds only.
 func FuzzDirectMatchesGeneral(f *testing.F) {
 	f.Add([]byte("\x00\x01k\x05hello\x01\x02n\x03"), uint8(0))
@@ -286,12 +340,13 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 			ent.Stack = "stack\xff"
 		}
 		lim := directLimits(prov)
+		want := generalBytes(core, ent, fields, lim)
 		got, ok := directBytes(core, ent, fields, lim)
 		if !ok {
-			return
+			got = afterDirectBytes(core, ent, fields, lim)
 		}
-		if want := generalBytes(core, ent, fields, lim); !bytes.Equal(got, want) {
-			t.Fatalf("fields %v:\n direct  %x\n general %x", fields, got, want)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("fields %v (direct way took it: %v):\n got  %x\n want %x", fields, ok, got, want)
 		}
 	})
 }
@@ -319,7 +374,7 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 		return v
 	}
 	for len(data) > 0 && len(fields) < 40 {
-		kind := next(1)[0] % 14
+		kind := next(1)[0] % 18
 		key := str()
 		switch kind {
 		case 0:
@@ -350,6 +405,14 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 			fields = append(fields, zap.ByteString(key, []byte(str())))
 		case 13:
 			fields = append(fields, zap.Stringer(key, diffStringer(str())))
+		case 14:
+			fields = append(fields, zap.NamedError(key, errors.New(str())))
+		case 15:
+			fields = append(fields, zap.Error(fmt.Errorf("%s: %w", str(), &diffTypedErr{code: int(num())})))
+		case 16:
+			fields = append(fields, zap.Object(key, diffObject{name: str(), n: int(num()), tags: []string{str()}}))
+		case 17:
+			fields = append(fields, zap.Namespace(key))
 		}
 	}
 	return fields
