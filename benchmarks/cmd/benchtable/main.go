@@ -290,7 +290,9 @@ func writeCall(w io.Writer, t *table) {
 	}{
 		{"wall time per call (ns/op)", "sec/op", t.dur},
 		{"wall time per call, least disturbed run (lowest ns/op)", "ns/op", t.rawMin},
-		{"time runnable but off the CPUs, per call (runq)", "runq-sec/op", t.dur},
+		{"the calling goroutine's own CPU per call", "caller-cpu-sec/op", t.dur},
+		{"the calling goroutine's wait for a CPU, per call", "caller-runq-sec/op", t.dur},
+		{"time runnable but off the CPUs, per call, all the process's threads (runq)", "runq-sec/op", t.dur},
 		{"allocations per call, whole process, during the loop (allocs/op)", "allocs/op", t.count},
 		{"bytes allocated per call, same (B/op)", "B/op", t.count},
 		{"allocations per line, whole process, to the end of the flush", "total-allocs/op", t.float},
