@@ -1,6 +1,8 @@
 package otlpwire
 
 import (
+	"slices"
+
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -87,53 +89,83 @@ func Overhead(res Resource, scopes ...Scope) int {
 }
 
 // Request writes one ExportLogsServiceRequest: one resource, then scopes,
-// each with its records. Reuse it with Reset.
+// each with its records. It keeps the records until Bytes, which writes
+// the request in one pass with every length known ahead: a length written
+// after its content would move a whole batch, megabytes, to make room.
+// Reuse it with Reset.
 type Request struct {
 	buf     []byte
-	rlStart int
-	slStart int
 	res     Resource
-	scope   Scope
-	open    bool // a scope is open
+	scopes  []scopeRecords
+	records [][]byte
 }
 
-// Reset starts a request for res, keeping the buffer.
+// scopeRecords is one scope's run of records: records[first:] up to the
+// next run's first; size is their fields' bytes.
+type scopeRecords struct {
+	scope       Scope
+	first, size int
+}
+
+// Reset starts a request for res, keeping the buffers.
 func (w *Request) Reset(res Resource) {
-	w.buf, w.res, w.open = w.buf[:0], res, false
-	w.buf, w.rlStart = begin(w.buf, reqResourceLogs)
-	w.buf = append(w.buf, res.field...)
+	clear(w.records)
+	w.buf, w.res, w.scopes, w.records = w.buf[:0], res, w.scopes[:0], w.records[:0]
 }
 
 // Scope starts the records of s; the records of one scope should be added
 // together, as the SDK groups them.
 func (w *Request) Scope(s Scope) {
-	w.closeScope()
-	w.buf, w.slStart = begin(w.buf, rlScopeLogs)
-	w.buf = append(w.buf, s.field...)
-	w.scope, w.open = s, true
+	w.scopes = append(w.scopes, scopeRecords{scope: s, first: len(w.records)})
 }
 
-// Add appends one record: the content of a LogRecord message, as
-// AppendRecord writes it.
+// Add adds one record of the scope last started: the content of a
+// LogRecord message, as AppendRecord writes it. It must stay unchanged
+// until Bytes returns.
 func (w *Request) Add(record []byte) {
-	w.buf = appendTag(w.buf, slLogRecords, protowire.BytesType)
-	w.buf = appendLenBytes(w.buf, record)
+	w.records = append(w.records, record)
+	w.scopes[len(w.scopes)-1].size += FieldSize(len(record))
 }
 
-func (w *Request) closeScope() {
-	if !w.open {
-		return
-	}
-	w.buf = appendStringField(w.buf, slSchemaURL, w.scope.schemaURL)
-	w.buf = end(w.buf, w.slStart)
-	w.open = false
-}
-
-// Bytes closes the request and returns its bytes, valid until the next
-// Reset.
+// Bytes writes the request and returns its bytes, valid until the next
+// Reset. It lets go of the records.
 func (w *Request) Bytes() []byte {
-	w.closeScope()
+	rl := len(w.res.field) + stringFieldSize(w.res.schemaURL)
+	for _, s := range w.scopes {
+		rl += FieldSize(s.contentSize())
+	}
+	w.buf = slices.Grow(w.buf[:0], FieldSize(rl))
+	w.buf = appendTag(w.buf, reqResourceLogs, protowire.BytesType)
+	w.buf = appendVarint(w.buf, uint64(rl))
+	w.buf = append(w.buf, w.res.field...)
+	for i, s := range w.scopes {
+		last := len(w.records)
+		if i+1 < len(w.scopes) {
+			last = w.scopes[i+1].first
+		}
+		w.buf = appendTag(w.buf, rlScopeLogs, protowire.BytesType)
+		w.buf = appendVarint(w.buf, uint64(s.contentSize()))
+		w.buf = append(w.buf, s.scope.field...)
+		for _, r := range w.records[s.first:last] {
+			w.buf = appendTag(w.buf, slLogRecords, protowire.BytesType)
+			w.buf = appendLenBytes(w.buf, r)
+		}
+		w.buf = appendStringField(w.buf, slSchemaURL, s.scope.schemaURL)
+	}
 	w.buf = appendStringField(w.buf, rlSchemaURL, w.res.schemaURL)
-	w.buf = end(w.buf, w.rlStart)
+	clear(w.records)
 	return w.buf
+}
+
+// contentSize is the bytes of the ScopeLogs message's content.
+func (s scopeRecords) contentSize() int {
+	return len(s.scope.field) + s.size + stringFieldSize(s.scope.schemaURL)
+}
+
+// stringFieldSize is what appendStringField writes for s: nothing for "".
+func stringFieldSize(s string) int {
+	if s == "" {
+		return 0
+	}
+	return FieldSize(len(s))
 }

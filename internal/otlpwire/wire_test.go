@@ -129,3 +129,39 @@ func TestRecordFields(t *testing.T) {
 		t.Errorf("resource and scope %v", r)
 	}
 }
+
+// A request of several scopes, with schema URLs and records of every
+// length class, is byte for byte what proto.Marshal writes for the same
+// request: every length is written once, at its place.
+func TestRequestMatchesMarshal(t *testing.T) {
+	res := NewResource([]attribute.KeyValue{attribute.String("service.name", "train")}, "https://res")
+	scopes := []Scope{NewScope("a", "1", "https://a", nil), NewScope("", "", "", nil), NewScope("c", "", "", nil)}
+	var w Request
+	w.Reset(res)
+	var recs [][]byte
+	for i, n := range []int{0, 100, 127, 128, 20000, 3 << 19} {
+		w.Scope(scopes[i%len(scopes)])
+		for j := range 3 {
+			rec := AppendRecord(nil, &Record{Body: attribute.StringValue(strings.Repeat("x", n+j))}, nil, DefaultLimits)
+			recs = append(recs, rec)
+			w.Add(rec)
+		}
+	}
+	got := w.Bytes()
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(decode(t, got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatalf("request of %d bytes differs from proto.Marshal's %d", len(got), len(want))
+	}
+	if n := len(decode(t, got).ResourceLogs[0].ScopeLogs); n != 6 {
+		t.Fatalf("%d scopes, want 6", n)
+	}
+	w.Reset(res) // reused: the same bytes again
+	w.Scope(scopes[0])
+	w.Add(recs[0])
+	if again := decode(t, w.Bytes()); len(again.ResourceLogs[0].ScopeLogs[0].LogRecords) != 1 {
+		t.Fatal("a reused request kept old records")
+	}
+}
