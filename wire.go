@@ -76,10 +76,10 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	}
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, sev, sc)
-	bp := bufPool.Get().(*[]byte)
-	defer putBuf(bp)
-	b, ok := c.appendDirect((*bp)[:0], e, &rec, ent, fields, directLimits(l.p))
-	*bp = b[:0]
+	b, ok := c.appendDirect(e.direct.room[:0], e, &rec, ent, fields, directLimits(l.p))
+	if cap(b) <= maxPooledBuf {
+		e.direct.room = b[:0]
+	}
 	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
 		return false // a record too large is cut, the general way
 	}
@@ -131,6 +131,7 @@ type directWriter struct {
 	keys []string
 	lim  otlpwire.Limits
 	e    *attrEncoder
+	room []byte // where records are written, kept from one to the next
 
 	// What the fields it converted became, kept until the entry is
 	// written, either way: conv holds their attributes, converted says
