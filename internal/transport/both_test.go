@@ -2,11 +2,16 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // What both transports must do alike, asked of each.
@@ -19,6 +24,9 @@ type transportCase struct {
 	refused func(t *testing.T) (Config, string)
 	// slow is a configuration for a collector that never answers.
 	slow func(t *testing.T) Config
+	// tls is a configuration for a collector serving TLS with a test CA's
+	// certificate, which cfg.TLS trusts, and the requests it has received.
+	tls func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest)
 }
 
 var transportCases = []transportCase{
@@ -29,6 +37,18 @@ var transportCases = []transportCase{
 			return grpcConfig(addr), addr
 		},
 		slow: func(t *testing.T) Config { return grpcConfig(slowCollector().start(t)) },
+		tls: func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest) {
+			creds, files := tlsServerCreds(t)
+			col := &collector{}
+			cfg := grpcConfig(col.start(t, creds))
+			cfg.Insecure = false
+			cfg.TLS = &tls.Config{RootCAs: files.Pool}
+			return cfg, func() []*collogspb.ExportLogsServiceRequest {
+				col.mu.Lock()
+				defer col.mu.Unlock()
+				return slices.Clone(col.reqs)
+			}
+		},
 	},
 	{
 		name: "http",
@@ -45,7 +65,51 @@ var transportCases = []transportCase{
 			}}
 			return httpConfig(col.start(t).URL)
 		},
+		tls: func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest) {
+			col := &httpCollector{}
+			srv, files := col.startTLS(t)
+			cfg := httpConfig(srv.URL)
+			cfg.TLS = &tls.Config{RootCAs: files.Pool}
+			cfg.Insecure = true // ignored for HTTP: the scheme says TLS
+			return cfg, func() []*collogspb.ExportLogsServiceRequest {
+				col.mu.Lock()
+				defer col.mu.Unlock()
+				return slices.Clone(col.reqs)
+			}
+		},
 	},
+}
+
+// TLS with a CA of the caller's delivers the request intact and leaves the
+// caller's tls.Config as it was; the system roots, which do not trust the
+// test CA, make a failure that is neither a mismatch nor retried.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range transportCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, received := tc.tls(t)
+			c := newClient(t, cfg)
+			req, body := testRequest(t, 3)
+			if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
+				t.Fatalf("result %+v", r)
+			}
+			if got := received(); len(got) != 1 || !proto.Equal(got[0], req) {
+				t.Error("request changed on the way")
+			}
+			if cfg.TLS.NextProtos != nil || cfg.TLS.MinVersion != 0 {
+				t.Error("the caller's tls.Config was changed")
+			}
+
+			cfg.TLS = nil
+			c = newClient(t, cfg)
+			r, took := export(c, body, 3, Normal)
+			within(t, "export", took, 2*time.Second)
+			if r.Cause != Other || r.Attempts != 1 || r.Err == nil || !strings.Contains(r.Err.Error(), "certificate") {
+				t.Errorf("untrusted certificate: result %+v", r)
+			}
+		})
+	}
 }
 
 func TestFinalRefusedFailsAtOnce(t *testing.T) {

@@ -387,36 +387,6 @@ func TestGRPCFinalRetriesALiveCollector(t *testing.T) {
 	}
 }
 
-func TestGRPCTLS(t *testing.T) {
-	t.Parallel()
-	creds, files := tlsServerCreds(t)
-	col := &collector{}
-	addr := col.start(t, creds)
-
-	cfg := grpcConfig(addr)
-	cfg.Insecure = false
-	cfg.TLS = &tls.Config{RootCAs: files.Pool}
-	c := newClient(t, cfg)
-	req, body := testRequest(t, 3)
-	if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
-		t.Fatalf("result %+v", r)
-	}
-	col.mu.Lock()
-	if !proto.Equal(col.reqs[0], req) {
-		t.Error("request changed on the way")
-	}
-	col.mu.Unlock()
-
-	// The system roots do not trust the test CA: not a mismatch, not retried.
-	cfg.TLS = nil
-	c = newClient(t, cfg)
-	r, took := export(c, body, 3, Final)
-	within(t, "export", took, 2*time.Second)
-	if r.Cause != Other || r.Attempts != 1 || !strings.Contains(r.Err.Error(), "certificate") {
-		t.Errorf("untrusted certificate: result %+v", r)
-	}
-}
-
 func TestGRPCTLSMismatch(t *testing.T) {
 	t.Parallel()
 	t.Run("tls client, plaintext server", func(t *testing.T) {

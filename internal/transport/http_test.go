@@ -311,35 +311,6 @@ func TestHTTPSuccessWithGarbageBody(t *testing.T) {
 	}
 }
 
-func TestHTTPTLS(t *testing.T) {
-	t.Parallel()
-	col := &httpCollector{}
-	srv, files := col.startTLS(t)
-	cfg := httpConfig(srv.URL)
-	cfg.TLS = &tls.Config{RootCAs: files.Pool}
-	cfg.Insecure = true // ignored for HTTP: the scheme says TLS
-	c := newClient(t, cfg)
-	req, body := testRequest(t, 3)
-	if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
-		t.Fatalf("result %+v", r)
-	}
-	col.mu.Lock()
-	if !proto.Equal(col.reqs[0], req) {
-		t.Error("request changed on the way")
-	}
-	col.mu.Unlock()
-	if cfg.TLS.NextProtos != nil || cfg.TLS.MinVersion != 0 {
-		t.Error("the caller's tls.Config was changed")
-	}
-
-	cfg.TLS = nil // system roots: the test CA is not trusted
-	c = newClient(t, cfg)
-	r, _ := export(c, body, 3, Normal)
-	if r.Cause != Other || r.Attempts != 1 || !strings.Contains(r.Err.Error(), "certificate") {
-		t.Errorf("untrusted certificate: result %+v", r)
-	}
-}
-
 func TestHTTPTLSMismatch(t *testing.T) {
 	t.Parallel()
 	t.Run("https to a plaintext server", func(t *testing.T) {
