@@ -135,6 +135,17 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) reading {
 	return r
 }
 
+// collectGRPC collects the metrics of p, exporting over gRPC to addr, and
+// checks that they agree with its Stats and follow the conventions of an
+// OTLP/gRPC exporter; it returns both.
+func collectGRPC(t *testing.T, reader *sdkmetric.ManualReader, p *LoggerProvider, addr string) (reading, Stats) {
+	t.Helper()
+	r, s := collect(t, reader), p.Stats()
+	checkStats(t, r, s)
+	checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, addr), semconv.RPCResponseStatusCode("OK"))
+	return r, s
+}
+
 // checkStats checks the identity of a reading with Stats read at a moment
 // when nothing moves: created = Emitted; processed without error.type
 // plus with it = handed on + dropped; exported without error.type =
@@ -313,20 +324,15 @@ func TestMetricsHealthyBurst(t *testing.T) {
 			if err := flush(t, p); err != nil {
 				t.Fatal(err)
 			}
-			r = collect(t, reader)
-			s := p.Stats()
-			checkStats(t, r, s)
+			r, s := collectGRPC(t, reader, p, srv.addr)
 			if s != (Stats{Emitted: 5000, Exported: 5000}) || r.dropped()+r.failed() != 0 || r.size != 0 || r.cap <= 0 {
 				t.Errorf("stats %v, reading %+v", s, r)
 			}
-			checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, srv.addr), semconv.RPCResponseStatusCode("OK"))
 			if err := p.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			// A provider shut down but held still reports its counts.
-			r = collect(t, reader)
-			checkStats(t, r, p.Stats())
-			checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, srv.addr), semconv.RPCResponseStatusCode("OK"))
+			collectGRPC(t, reader, p, srv.addr)
 		})
 	}
 }
@@ -346,24 +352,19 @@ func TestMetricsQueueOverflow(t *testing.T) {
 			if err := flush(t, p); err != nil {
 				t.Fatal(err)
 			}
-			r := collect(t, reader)
-			s := p.Stats()
-			checkStats(t, r, s)
+			r, s := collectGRPC(t, reader, p, srv.addr)
 			if s.Dropped == 0 || r.processedBy["queue_full"] != int64(s.Dropped) || s.Exported+s.Dropped != 20000 {
 				t.Errorf("stats %v, processed by error %v", s, r.processedBy)
 			}
-			checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, srv.addr), semconv.RPCResponseStatusCode("OK"))
 
 			_ = p.Shutdown(context.Background()) // a DeliveryError: the drops
 			// The provider's loggers are off now; a record that reaches the
 			// pipeline anyway (one racing with Shutdown) is refused.
 			p.pipe.Enqueue(0, []byte{}, false)
-			r = collect(t, reader)
-			checkStats(t, r, p.Stats())
+			r, _ = collectGRPC(t, reader, p, srv.addr)
 			if r.processedBy["already_shutdown"] != 1 || r.processedBy["queue_full"] != int64(s.Dropped) {
 				t.Errorf("after the stop: processed by error %v", r.processedBy)
 			}
-			checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, srv.addr), semconv.RPCResponseStatusCode("OK"))
 		})
 	}
 }
@@ -381,13 +382,10 @@ func TestMetricsCollectorDown(t *testing.T) {
 			if err := flush(t, p); err == nil {
 				t.Error("flush to a collector that is down reported no error")
 			}
-			r := collect(t, reader)
-			s := p.Stats()
-			checkStats(t, r, s)
+			r, s := collectGRPC(t, reader, p, addr)
 			if s.Failed != 1000 || r.exportedBy["refused"] != 1000 || r.exported != 0 {
 				t.Errorf("stats %v, exported by error %v", s, r.exportedBy)
 			}
-			checkConventions(t, r, "otlp_grpc_log_exporter", serverOf(t, addr), semconv.RPCResponseStatusCode("OK"))
 			refused := attribute.NewSet(append(r.exporterKVs(t),
 				semconv.RPCResponseStatusCode("UNAVAILABLE"), semconv.ErrorTypeKey.String("refused"))...)
 			if dp, ok := r.durations[refused.Equivalent()]; !ok || dp.Count == 0 {
