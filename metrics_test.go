@@ -619,6 +619,26 @@ func TestAllocationsMetrics(t *testing.T) {
 	}
 }
 
+// collectEvery collects reader's metrics every d, as a periodic reader
+// would, until the returned stop is called.
+func collectEvery(reader *sdkmetric.ManualReader, d time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		var rm metricdata.ResourceMetrics
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				_ = reader.Collect(context.Background(), &rm)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 // BenchmarkMetricsCall is the logging call with the metrics off and on
 // (a collection every 10 ms meanwhile), each on a provider of its own
 // whose export discards the requests:
@@ -635,21 +655,7 @@ func BenchmarkMetricsCall(b *testing.B) {
 			if on {
 				reader := sdkmetric.NewManualReader()
 				opts = append(opts, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
-				stop := make(chan struct{})
-				defer close(stop)
-				go func() {
-					tick := time.NewTicker(10 * time.Millisecond)
-					defer tick.Stop()
-					var rm metricdata.ResourceMetrics
-					for {
-						select {
-						case <-stop:
-							return
-						case <-tick.C:
-							_ = reader.Collect(context.Background(), &rm)
-						}
-					}
-				}()
+				defer collectEvery(reader, 10*time.Millisecond)()
 			}
 			p, err := NewLoggerProvider(context.Background(), opts...)
 			if err != nil {
@@ -681,21 +687,7 @@ func BenchmarkMetricsCallPaired(b *testing.B) {
 	ctx, _ := spanContext(b)
 	fields := caseOneFields(ctx)
 	reader := sdkmetric.NewManualReader()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		var rm metricdata.ResourceMetrics
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				_ = reader.Collect(context.Background(), &rm)
-			}
-		}
-	}()
+	defer collectEvery(reader, 10*time.Millisecond)()
 	var loggers [2]*zap.Logger
 	var providers [2]*LoggerProvider
 	for i, on := range []bool{false, true} {
