@@ -124,61 +124,55 @@ func TestProviderEnvHTTPLogsEndpointAsGiven(t *testing.T) {
 	t.Logf("ForceFlush: %v; loss writer: %s", err, losses.String())
 }
 
+// eachVariable runs f for the generic and the logs-specific form of an
+// OTLP variable (OTEL_EXPORTER_OTLP_X, OTEL_EXPORTER_OTLP_LOGS_X) on each
+// protocol, each in a clean environment with the protocol set.
+func eachVariable(t *testing.T, generic string, f func(t *testing.T, key string, proto Proto)) {
+	logs := strings.Replace(generic, "OTEL_EXPORTER_OTLP_", "OTEL_EXPORTER_OTLP_LOGS_", 1)
+	for _, proto := range protos {
+		for _, key := range []string{generic, logs} {
+			t.Run(proto.Short()+"/"+key, func(t *testing.T) {
+				provCleanEnv(t)
+				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
+				f(t, key, proto)
+			})
+		}
+	}
+}
+
 // A scheme-less endpoint is TLS by default, with the CA from the variable.
 func TestProviderEnvCertificate(t *testing.T) {
 	r := StartReceiver(t, WithTLS())
-	for _, tc := range []struct {
-		key   string
-		proto Proto
-	}{
-		{"OTEL_EXPORTER_OTLP_CERTIFICATE", GRPC}, {"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", GRPC},
-		{"OTEL_EXPORTER_OTLP_CERTIFICATE", HTTP}, {"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", HTTP},
-	} {
-		key := tc.key
-		t.Run(tc.proto.Short()+"/"+key, func(t *testing.T) {
-			provCleanEnv(t)
-			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(tc.proto))
-			endpoint := r.Endpoint()
-			if tc.proto == HTTP {
-				endpoint = r.HTTPEndpoint()
-			}
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
-			t.Setenv(key, r.CAFile())
-			p, _ := provFromEnv(t)
-			provLog(p, 10)
-			e2eFlush(t, p)
-			if r.Count() != 10 {
-				t.Errorf("received %d of 10 over TLS", r.Count())
-			}
-		})
-	}
+	eachVariable(t, "OTEL_EXPORTER_OTLP_CERTIFICATE", func(t *testing.T, key string, proto Proto) {
+		r.Reset()
+		endpoint := r.Endpoint()
+		if proto == HTTP {
+			endpoint = r.HTTPEndpoint()
+		}
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+		t.Setenv(key, r.CAFile())
+		p, _ := provFromEnv(t)
+		provLog(p, 10)
+		e2eFlush(t, p)
+		if r.Count() != 10 {
+			t.Errorf("received %d of 10 over TLS", r.Count())
+		}
+	})
 }
 
 func TestProviderEnvHeaders(t *testing.T) {
 	r := StartReceiver(t, WithBearerToken("s3cret-token"))
-	for _, tc := range []struct {
-		key   string
-		proto Proto
-	}{
-		{"OTEL_EXPORTER_OTLP_HEADERS", GRPC}, {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", GRPC},
-		{"OTEL_EXPORTER_OTLP_HEADERS", HTTP}, {"OTEL_EXPORTER_OTLP_LOGS_HEADERS", HTTP},
-	} {
-		key := tc.key
-		t.Run(tc.proto.Short()+"/"+key, func(t *testing.T) {
-			provCleanEnv(t)
-			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(tc.proto))
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URLFor(tc.proto))
-			t.Setenv(key, "x-team=ml,Authorization=Bearer%20s3cret-token")
-			p, _ := provFromEnv(t)
-			provLog(p, 10)
-			e2eFlush(t, p)
-			if r.Count() != 10 || r.AuthFailures() != 0 {
-				t.Errorf("received %d, auth failures %d", r.Count(), r.AuthFailures())
-			}
-		})
-	}
+	eachVariable(t, "OTEL_EXPORTER_OTLP_HEADERS", func(t *testing.T, key string, proto Proto) {
+		r.Reset()
+		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URLFor(proto))
+		t.Setenv(key, "x-team=ml,Authorization=Bearer%20s3cret-token")
+		p, _ := provFromEnv(t)
+		provLog(p, 10)
+		e2eFlush(t, p)
+		if r.Count() != 10 || r.AuthFailures() != 0 {
+			t.Errorf("received %d, auth failures %d", r.Count(), r.AuthFailures())
+		}
+	})
 }
 
 // OTEL_EXPORTER_OTLP_TIMEOUT bounds an export to a collector slower than
