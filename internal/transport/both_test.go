@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,11 +42,7 @@ var transportCases = []transportCase{
 			cfg := grpcConfig(col.start(t, creds))
 			cfg.Insecure = false
 			cfg.TLS = &tls.Config{RootCAs: files.Pool}
-			return cfg, func() []*collogspb.ExportLogsServiceRequest {
-				col.mu.Lock()
-				defer col.mu.Unlock()
-				return slices.Clone(col.reqs)
-			}
+			return cfg, col.received
 		},
 	},
 	{
@@ -71,11 +66,7 @@ var transportCases = []transportCase{
 			cfg := httpConfig(srv.URL)
 			cfg.TLS = &tls.Config{RootCAs: files.Pool}
 			cfg.Insecure = true // ignored for HTTP: the scheme says TLS
-			return cfg, func() []*collogspb.ExportLogsServiceRequest {
-				col.mu.Lock()
-				defer col.mu.Unlock()
-				return slices.Clone(col.reqs)
-			}
+			return cfg, col.received
 		},
 	},
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,13 @@ func (c *collector) serve(t testing.TB, l net.Listener, opts ...grpc.ServerOptio
 }
 
 // start runs c on a fresh loopback port and returns its address.
+// received is a copy of the requests so far.
+func (c *collector) received() []*collogspb.ExportLogsServiceRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.reqs)
+}
+
 func (c *collector) start(t testing.TB, opts ...grpc.ServerOption) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

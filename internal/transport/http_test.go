@@ -10,6 +10,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,13 @@ func (c *httpCollector) start(t testing.TB) *httptest.Server {
 }
 
 // startTLS serves c on loopback with the testcert certificate.
+// received is a copy of the requests so far.
+func (c *httpCollector) received() []*collogspb.ExportLogsServiceRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.reqs)
+}
+
 func (c *httpCollector) startTLS(t testing.TB) (*httptest.Server, testcert.Files) {
 	t.Helper()
 	files, err := testcert.Write(t.TempDir())
