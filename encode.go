@@ -174,13 +174,16 @@ func (e *attrEncoder) addError(key string, v any) {
 		return
 	}
 	if key == errorKey {
+		// The type first: an ErrorType method is user code, and if it
+		// panics the exception must be as it was.
+		typ := errorType(err)
 		// The last zap.Error wins, as any repeated key does; top holds
 		// nothing but its attributes until the entry's own are added.
 		clear(e.top)
 		e.hasErr, e.err, e.top = true, err, e.top[:0]
 		e.top = append(e.top,
 			stringAttr(keyExceptionMessage, msg),
-			stringAttr(keyExceptionType, errorType(err)))
+			stringAttr(keyExceptionType, typ))
 		e.top = appendErrorDetails(e.top, key, causes, verbose)
 		return
 	}

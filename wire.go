@@ -143,8 +143,8 @@ type directWriter struct {
 }
 
 // A convertedField is the general conversion of fields[index]: its
-// attributes are conv[start:end]; for zap.Error, the record's exception,
-// with err.
+// attributes are conv[start:end]; for zap.Error, a second one holds the
+// record's exception, with err.
 type convertedField struct {
 	index, start, end int
 	isException       bool
@@ -165,8 +165,8 @@ func (d *directWriter) forget() {
 	}
 	clear(d.conv)
 	clear(d.converted)
-	if cap(d.conv) > maxPooledAttrs {
-		d.conv = nil
+	if cap(d.conv) > maxPooledAttrs || cap(d.converted) > maxPooledAttrs {
+		d.conv, d.converted = nil, nil
 	}
 	d.conv, d.converted, d.exception = d.conv[:0], d.converted[:0], convertedField{}
 }
@@ -261,24 +261,26 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 
 // convert writes fields[i] through the general conversion, which may run
 // user code, and keeps what it gave for the general way, should the entry
-// go there after all.
+// go there after all: its attributes, and, for zap.Error, the exception.
 func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	e := d.e
 	defer e.reset()
 	e.addField(f)
-	c := convertedField{index: i, start: len(d.conv), isException: e.hasErr, err: e.err}
-	if c.isException {
-		d.conv = append(d.conv, e.top...)
-	} else {
-		d.conv = append(d.conv, e.kvs...)
+	kvs := d.keep(convertedField{index: i}, e.kvs)
+	if e.hasErr {
+		// The last zap.Error wins, as in the general way.
+		d.exception = d.keep(convertedField{index: i, isException: true, err: e.err}, e.top)
 	}
+	return d.addAttrs(d.conv[kvs.start:kvs.end])
+}
+
+// keep adds c, whose attributes are kvs, to what was converted.
+func (d *directWriter) keep(c convertedField, kvs []attribute.KeyValue) convertedField {
+	c.start = len(d.conv)
+	d.conv = append(d.conv, kvs...)
 	c.end = len(d.conv)
 	d.converted = append(d.converted, c)
-	if c.isException {
-		d.exception = c // the last zap.Error wins, as in the general way
-		return true
-	}
-	return d.addAttrs(d.conv[c.start:c.end])
+	return c
 }
 
 // addAttrs writes converted attributes.
@@ -314,13 +316,15 @@ func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
 	defer d.forget()
 	done := d.converted
 	for i := range fields {
-		if len(done) > 0 && done[0].index == i {
-			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
-			done = done[1:]
+		if len(done) == 0 || done[0].index != i {
+			if _, ok := contextOf(fields[i]); !ok {
+				e.addField(fields[i])
+			}
 			continue
 		}
-		if _, ok := contextOf(fields[i]); !ok {
-			e.addField(fields[i])
+		for len(done) > 0 && done[0].index == i {
+			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
+			done = done[1:]
 		}
 	}
 }

@@ -113,6 +113,8 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"user code that panics or fails", core, []zapcore.Field{zap.Stringer("p", diffPanicStringer{}),
 			zap.Stringer("nil", (*diffPtrStringer)(nil)), zap.Object("po", diffPanicObject{}), zap.Array("pa", diffPanicArray{}),
 			zap.Object("fo", diffFailObject{}), zap.Error(diffPanicErr{})}},
+		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
+		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
 	}
 	for _, tc := range taken {
 		got, ok := directBytes(tc.core, ent, tc.fields, lim)
@@ -238,6 +240,13 @@ func (c countingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	enc.AddString("seen", "yes")
 	return nil
 }
+
+// panicTypeErr's ErrorType panics, and its Error does too on a nil
+// pointer, as a method of a nil receiver would.
+type panicTypeErr struct{ msg string }
+
+func (e *panicTypeErr) Error() string   { return e.msg }
+func (*panicTypeErr) ErrorType() string { panic("type boom") }
 
 // countingError counts its calls, as countingStringer does.
 type countingError struct{ n *int }
@@ -374,7 +383,7 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 		return v
 	}
 	for len(data) > 0 && len(fields) < 40 {
-		kind := next(1)[0] % 18
+		kind := next(1)[0] % 19
 		key := str()
 		switch kind {
 		case 0:
@@ -413,7 +422,46 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 			fields = append(fields, zap.Object(key, diffObject{name: str(), n: int(num()), tags: []string{str()}}))
 		case 17:
 			fields = append(fields, zap.Namespace(key))
+		case 18:
+			fields = append(fields, zap.Error(&panicTypeErr{msg: str()}))
 		}
 	}
 	return fields
+}
+
+// An ErrorType that panics leaves the exception as it was (here, the
+// first zap.Error's) and says so under errorError, as zap says it for a
+// panicking Error.
+func TestPanickingErrorTypeKeepsException(t *testing.T) {
+	e := getEncoder()
+	defer putEncoder(e)
+	e.addFields([]zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})})
+	got := map[string]string{}
+	for _, kv := range e.result() {
+		got[string(kv.Key)] = kv.Value.Emit()
+	}
+	if got[keyExceptionMessage] != "first" || got["errorError"] != "PANIC=type boom" || !e.hasErr {
+		t.Errorf("attributes %v", got)
+	}
+}
+
+// An entry of a thousand zap.Errors, which the direct way takes (the last
+// one wins), leaves no room in the pooled encoder the size of its memo.
+func TestDirectKeepsNoHugeMemo(t *testing.T) {
+	cleanEnv(t)
+	core, lim := wireCore(t)
+	fields := make([]zapcore.Field, 1000)
+	for i := range fields {
+		fields[i] = zap.Error(errors.New("e"))
+	}
+	e := getEncoder()
+	defer putEncoder(e)
+	var rec otlpwire.Record
+	if _, ok := core.appendDirect(nil, e, &rec, zapcore.Entry{}, fields, lim); !ok {
+		t.Fatal("the direct way did not take it")
+	}
+	e.direct.forget()
+	if c, k := cap(e.direct.conv), cap(e.direct.converted); c > maxPooledAttrs || k > maxPooledAttrs {
+		t.Errorf("kept room for %d attributes and %d conversions", c, k)
+	}
 }

@@ -119,16 +119,19 @@ func (w *Request) Scope(s Scope) {
 	w.scopes = append(w.scopes, scopeRecords{scope: s, first: len(w.records)})
 }
 
-// Add adds one record of the scope last started: the content of a
-// LogRecord message, as AppendRecord writes it. It must stay unchanged
-// until Bytes returns.
+// Add adds one record of the scope last started (the empty scope if none
+// was): the content of a LogRecord message, as AppendRecord writes it. It
+// is kept, not copied, until the next Reset.
 func (w *Request) Add(record []byte) {
+	if len(w.scopes) == 0 {
+		w.Scope(Scope{})
+	}
 	w.records = append(w.records, record)
 	w.scopes[len(w.scopes)-1].size += FieldSize(len(record))
 }
 
 // Bytes writes the request and returns its bytes, valid until the next
-// Reset. It lets go of the records.
+// Reset.
 func (w *Request) Bytes() []byte {
 	rl := len(w.res.field) + stringFieldSize(w.res.schemaURL)
 	for _, s := range w.scopes {
@@ -153,7 +156,6 @@ func (w *Request) Bytes() []byte {
 		w.buf = appendStringField(w.buf, slSchemaURL, s.scope.schemaURL)
 	}
 	w.buf = appendStringField(w.buf, rlSchemaURL, w.res.schemaURL)
-	clear(w.records)
 	return w.buf
 }
 

@@ -148,6 +148,9 @@ func TestRequestMatchesMarshal(t *testing.T) {
 		}
 	}
 	got := w.Bytes()
+	if again := w.Bytes(); string(again) != string(got) {
+		t.Fatal("a second Bytes wrote another request")
+	}
 	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(decode(t, got))
 	if err != nil {
 		t.Fatal(err)
@@ -158,10 +161,10 @@ func TestRequestMatchesMarshal(t *testing.T) {
 	if n := len(decode(t, got).ResourceLogs[0].ScopeLogs); n != 6 {
 		t.Fatalf("%d scopes, want 6", n)
 	}
-	w.Reset(res) // reused: the same bytes again
-	w.Scope(scopes[0])
+	w.Reset(res) // reused, and a record with no scope started: the empty one
 	w.Add(recs[0])
-	if again := decode(t, w.Bytes()); len(again.ResourceLogs[0].ScopeLogs[0].LogRecords) != 1 {
-		t.Fatal("a reused request kept old records")
+	again := decode(t, w.Bytes())
+	if sl := again.ResourceLogs[0].ScopeLogs; len(sl) != 1 || sl[0].Scope != nil || len(sl[0].LogRecords) != 1 {
+		t.Fatal("a reused request kept old records, or a record with no scope was lost")
 	}
 }
