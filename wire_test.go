@@ -438,7 +438,7 @@ func TestPanickingErrorTypeKeepsException(t *testing.T) {
 	e.addFields([]zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})})
 	got := map[string]string{}
 	for _, kv := range e.result() {
-		got[string(kv.Key)] = kv.Value.Emit()
+		got[string(kv.Key)] = kv.Value.String()
 	}
 	if got[keyExceptionMessage] != "first" || got["errorError"] != "PANIC=type boom" || !e.hasErr {
 		t.Errorf("attributes %v", got)
