@@ -295,8 +295,9 @@ func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
 	if level >= maxValueDepth {
 		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddArray(key, m) })
 	}
-	a := arrayEncoder{depth: level + 1}
-	err := m.MarshalLogArray(&a)
+	a := getArrayEncoder(level + 1)
+	defer putArrayEncoder(a)
+	err := m.MarshalLogArray(a)
 	e.add(key, attribute.SliceValue(a.vals...))
 	return err
 }
@@ -355,18 +356,37 @@ func (e *attrEncoder) OpenNamespace(key string) {
 	e.frames = append(e.frames, frame{key: key, start: len(e.kvs)})
 }
 
-// arrayEncoder collects an array marshaler's elements.
+// arrayEncoder collects an array marshaler's elements. It is pooled: the
+// elements are copied into the slice value the array becomes.
 type arrayEncoder struct {
 	vals  []attribute.Value
 	depth int // how deep in a value the elements lie
+}
+
+var arrayEncoderPool = sync.Pool{New: func() any { return &arrayEncoder{vals: make([]attribute.Value, 0, 16)} }}
+
+func getArrayEncoder(depth int) *arrayEncoder {
+	a := arrayEncoderPool.Get().(*arrayEncoder)
+	a.depth = depth
+	return a
+}
+
+func putArrayEncoder(a *arrayEncoder) {
+	clear(a.vals)
+	if cap(a.vals) > maxPooledAttrs {
+		return
+	}
+	a.vals = a.vals[:0]
+	arrayEncoderPool.Put(a)
 }
 
 func (a *arrayEncoder) AppendArray(m zapcore.ArrayMarshaler) error {
 	if a.depth >= maxValueDepth {
 		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddArray("v", m) })
 	}
-	inner := arrayEncoder{depth: a.depth + 1}
-	err := m.MarshalLogArray(&inner)
+	inner := getArrayEncoder(a.depth + 1)
+	defer putArrayEncoder(inner)
+	err := m.MarshalLogArray(inner)
 	a.vals = append(a.vals, attribute.SliceValue(inner.vals...))
 	return err
 }
