@@ -135,8 +135,9 @@ type directWriter struct {
 
 	// What the fields it converted became, kept until the entry is
 	// written, either way: conv holds their attributes, converted says
-	// whose they are, and exception (its end > 0) is zap.Error's, which
-	// goes after every field, as the general way puts it.
+	// whose they are, and exception, when isException, is the last
+	// zap.Error's, which goes after every field, as the general way puts
+	// it.
 	conv      []attribute.KeyValue
 	converted []convertedField
 	exception convertedField
