@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,20 @@ import (
 )
 
 // What both transports must do alike, asked of each.
+
+// requestLog is what both test collectors keep of the requests they
+// receive; mu guards the rest of each collector's records too.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []*collogspb.ExportLogsServiceRequest
+}
+
+// received is a copy of the requests so far.
+func (l *requestLog) received() []*collogspb.ExportLogsServiceRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.reqs)
+}
 
 // transportCase is one transport, as these tests reach it.
 type transportCase struct {

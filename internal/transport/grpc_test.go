@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,9 +28,8 @@ import (
 // token, and answers as handle says.
 type collector struct {
 	collogspb.UnimplementedLogsServiceServer
-	calls  atomic.Int32
-	mu     sync.Mutex
-	reqs   []*collogspb.ExportLogsServiceRequest
+	calls atomic.Int32
+	requestLog
 	mds    []metadata.MD
 	comp   []string // compression of each request, from the stats handler
 	handle func(ctx context.Context, call int) (*collogspb.ExportLogsServiceResponse, error)
@@ -77,13 +75,6 @@ func (c *collector) serve(t testing.TB, l net.Listener, opts ...grpc.ServerOptio
 }
 
 // start runs c on a fresh loopback port and returns its address.
-// received is a copy of the requests so far.
-func (c *collector) received() []*collogspb.ExportLogsServiceRequest {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.reqs)
-}
-
 func (c *collector) start(t testing.TB, opts ...grpc.ServerOption) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -10,7 +10,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,10 +25,9 @@ import (
 // httpCollector is a test OTLP/HTTP endpoint: it checks the request,
 // records it, and answers as handle says.
 type httpCollector struct {
-	t      testing.TB
-	calls  atomic.Int32
-	mu     sync.Mutex
-	reqs   []*collogspb.ExportLogsServiceRequest
+	t     testing.TB
+	calls atomic.Int32
+	requestLog
 	hdrs   []http.Header
 	raw    [][]byte // bodies as they came, before gunzip
 	handle func(w http.ResponseWriter, r *http.Request, call int)
@@ -89,13 +87,6 @@ func (c *httpCollector) start(t testing.TB) *httptest.Server {
 }
 
 // startTLS serves c on loopback with the testcert certificate.
-// received is a copy of the requests so far.
-func (c *httpCollector) received() []*collogspb.ExportLogsServiceRequest {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.reqs)
-}
-
 func (c *httpCollector) startTLS(t testing.TB) (*httptest.Server, testcert.Files) {
 	t.Helper()
 	files, err := testcert.Write(t.TempDir())
@@ -323,38 +314,35 @@ func TestHTTPSuccessWithGarbageBody(t *testing.T) {
 
 func TestHTTPTLSMismatch(t *testing.T) {
 	t.Parallel()
-	t.Run("https to a plaintext server", func(t *testing.T) {
-		t.Parallel()
-		col := &httpCollector{}
-		srv := col.start(t)
-		ep := strings.Replace(srv.URL, "http://", "https://", 1)
-		c := newClient(t, httpConfig(ep))
-		_, body := testRequest(t, 2)
-		r, took := export(c, body, 2, Normal)
-		within(t, "export", took, 2*time.Second)
-		if r.Cause != TLSMismatch || r.Attempts != 1 {
-			t.Fatalf("result %+v", r)
-		}
-		if h := r.Cause.Hint(ep); !strings.Contains(h, "http://host:port") {
-			t.Errorf("hint %q", h)
-		}
-	})
-	t.Run("http to a TLS server", func(t *testing.T) {
-		t.Parallel()
-		col := &httpCollector{}
-		srv, _ := col.startTLS(t)
-		ep := strings.Replace(srv.URL, "https://", "http://", 1)
-		c := newClient(t, httpConfig(ep))
-		_, body := testRequest(t, 2)
-		r, took := export(c, body, 2, Normal)
-		within(t, "export", took, 2*time.Second)
-		if r.Cause != TLSMismatch || r.Attempts != 1 {
-			t.Fatalf("result %+v", r)
-		}
-		if h := r.Cause.Hint(ep); !strings.Contains(h, "https://") {
-			t.Errorf("hint %q", h)
-		}
-	})
+	for _, tc := range []struct {
+		name string
+		// endpoint serves col and names it with the wrong scheme.
+		endpoint func(t *testing.T, col *httpCollector) string
+		hint     string // what the hint says to use instead
+	}{
+		{"https to a plaintext server", func(t *testing.T, col *httpCollector) string {
+			return strings.Replace(col.start(t).URL, "http://", "https://", 1)
+		}, "http://host:port"},
+		{"http to a TLS server", func(t *testing.T, col *httpCollector) string {
+			srv, _ := col.startTLS(t)
+			return strings.Replace(srv.URL, "https://", "http://", 1)
+		}, "https://"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ep := tc.endpoint(t, &httpCollector{})
+			c := newClient(t, httpConfig(ep))
+			_, body := testRequest(t, 2)
+			r, took := export(c, body, 2, Normal)
+			within(t, "export", took, 2*time.Second)
+			if r.Cause != TLSMismatch || r.Attempts != 1 {
+				t.Fatalf("result %+v", r)
+			}
+			if h := r.Cause.Hint(ep); !strings.Contains(h, tc.hint) {
+				t.Errorf("hint %q", h)
+			}
+		})
+	}
 }
 
 func TestHTTPClose(t *testing.T) {
