@@ -113,13 +113,20 @@ func TestThrottled(t *testing.T) {
 				if strings.Contains(losses.String(), "through every retry") {
 					t.Errorf("a throttle that the next retry got through was told as final: %q", strings.TrimSpace(losses.String()))
 				}
-				gap := calls[1].At.Sub(calls[0].At)
-				t.Logf("first retry after %v; %d requests", gap.Round(time.Millisecond), len(calls))
-				if gap < tc.minWait {
-					t.Errorf("first retry after %v, want at least %v", gap, tc.minWait)
-				}
+				checkRetryGap(t, calls[0].At, calls[1].At, tc.minWait)
 			})
 		}
+	}
+}
+
+// checkRetryGap checks that the first retry, at retry, came at least min
+// after the first attempt, at first.
+func checkRetryGap(t *testing.T, first, retry time.Time, min time.Duration) {
+	t.Helper()
+	gap := retry.Sub(first)
+	t.Logf("first retry after %v", gap.Round(time.Millisecond))
+	if gap < min {
+		t.Errorf("first retry after %v, want at least %v", gap, min)
 	}
 }
 
@@ -168,11 +175,7 @@ func TestThrottledByProxy(t *testing.T) {
 				t.Errorf("%d requests at the proxy, %d at the collector; want one more at the proxy", len(reqs), r.Exports())
 			}
 			if len(reqs) >= 2 {
-				gap := reqs[1].At.Sub(reqs[0].At)
-				t.Logf("retry after %v", gap.Round(time.Millisecond))
-				if gap < tc.minWait {
-					t.Errorf("retry after %v, want at least %v", gap, tc.minWait)
-				}
+				checkRetryGap(t, reqs[0].At, reqs[1].At, tc.minWait)
 			}
 		})
 	}
