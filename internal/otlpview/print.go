@@ -66,19 +66,29 @@ func lineValue(v *commonpb.AnyValue, nested bool) string {
 	case *commonpb.AnyValue_DoubleValue:
 		return strconv.FormatFloat(x.DoubleValue, 'g', -1, 64)
 	case *commonpb.AnyValue_ArrayValue:
-		parts := make([]string, 0, len(x.ArrayValue.GetValues()))
-		for _, e := range x.ArrayValue.GetValues() {
-			parts = append(parts, lineValue(e, true))
-		}
-		return "[" + strings.Join(parts, ",") + "]"
+		return joinArray(x.ArrayValue, func(e *commonpb.AnyValue) string { return lineValue(e, true) })
 	case *commonpb.AnyValue_KvlistValue:
-		parts := make([]string, 0, len(x.KvlistValue.GetValues()))
-		for _, kv := range x.KvlistValue.GetValues() {
-			parts = append(parts, lineAttr(kv))
-		}
-		return "{" + strings.Join(parts, " ") + "}"
+		return joinKvlist(x.KvlistValue, lineAttr)
 	}
 	return formatValue(v)
+}
+
+// joinArray writes an array as [a,b], each element as value writes it.
+func joinArray(a *commonpb.ArrayValue, value func(*commonpb.AnyValue) string) string {
+	parts := make([]string, 0, len(a.GetValues()))
+	for _, e := range a.GetValues() {
+		parts = append(parts, value(e))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// joinKvlist writes a map as {k=v k=v}, each pair as attr writes it.
+func joinKvlist(l *commonpb.KeyValueList, attr func(*commonpb.KeyValue) string) string {
+	parts := make([]string, 0, len(l.GetValues()))
+	for _, kv := range l.GetValues() {
+		parts = append(parts, attr(kv))
+	}
+	return "{" + strings.Join(parts, " ") + "}"
 }
 
 // quoteIfNeeded quotes s when it is empty or holds a character that would
@@ -270,17 +280,9 @@ func formatValue(v *commonpb.AnyValue) string {
 	case *commonpb.AnyValue_BytesValue:
 		return hex.EncodeToString(x.BytesValue)
 	case *commonpb.AnyValue_ArrayValue:
-		parts := make([]string, 0, len(x.ArrayValue.GetValues()))
-		for _, e := range x.ArrayValue.GetValues() {
-			parts = append(parts, formatValue(e))
-		}
-		return "[" + strings.Join(parts, ",") + "]"
+		return joinArray(x.ArrayValue, formatValue)
 	case *commonpb.AnyValue_KvlistValue:
-		parts := make([]string, 0, len(x.KvlistValue.GetValues()))
-		for _, kv := range x.KvlistValue.GetValues() {
-			parts = append(parts, formatAttr(kv))
-		}
-		return "{" + strings.Join(parts, " ") + "}"
+		return joinKvlist(x.KvlistValue, formatAttr)
 	}
 	return ""
 }
