@@ -374,37 +374,28 @@ func (t *table) float(unit, row, col string) string {
 
 // spanned is the median with the range over the runs when they differ.
 func (t *table) spanned(unit, row, col string) string {
-	c := t.get(unit, row, col)
-	if !c.ok {
-		return "—"
-	}
-	s := strconv.FormatFloat(c.v, 'f', -1, 64)
-	if lo, hi, ok := t.raw.span(unit, row, col); ok && lo != hi {
-		s += fmt.Sprintf(" (%g–%g)", lo, hi)
-	}
-	return s
+	return t.withRange(unit, row, col, func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }, "%g–%g", false)
 }
 
 func (t *table) percent(unit, row, col string) string {
-	c := t.get(unit, row, col)
-	if !c.ok {
-		return "—"
-	}
-	s := strconv.FormatFloat(c.v, 'f', 1, 64) + "%"
-	if lo, hi, ok := t.raw.span(unit, row, col); ok && lo != hi {
-		s += fmt.Sprintf(" (%.1f–%.1f)", lo, hi)
-	}
-	return s
+	return t.withRange(unit, row, col, func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + "%" }, "%.1f–%.1f", false)
 }
 
+// mib always shows its range: peak heaps differ from run to run.
 func (t *table) mib(unit, row, col string) string {
+	return t.withRange(unit, row, col, func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " MiB" }, "%.1f–%.1f", true)
+}
+
+// withRange is the median as format writes it, then the range over the
+// runs in rangeFormat: always, or only when the runs differ.
+func (t *table) withRange(unit, row, col string, format func(float64) string, rangeFormat string, always bool) string {
 	c := t.get(unit, row, col)
 	if !c.ok {
 		return "—"
 	}
-	s := strconv.FormatFloat(c.v, 'f', 1, 64) + " MiB"
-	if lo, hi, ok := t.raw.span(unit, row, col); ok {
-		s += fmt.Sprintf(" (%.1f–%.1f)", lo, hi)
+	s := format(c.v)
+	if lo, hi, ok := t.raw.span(unit, row, col); ok && (always || lo != hi) {
+		s += " (" + fmt.Sprintf(rangeFormat, lo, hi) + ")"
 	}
 	return s
 }
