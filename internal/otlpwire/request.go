@@ -83,10 +83,15 @@ func NewScope(name, version, schemaURL string, attrs []attribute.KeyValue) Scope
 func Overhead(res Resource, scopes ...Scope) int {
 	n := 2*FieldSize(len(res.field)+len(res.schemaURL)) + 8
 	for _, s := range scopes {
-		n += FieldSize(len(s.field)+len(s.schemaURL)) + 8
+		n += ScopeOverhead(s)
 	}
 	return n
 }
+
+// ScopeOverhead is the most bytes one scope adds to a request around its
+// records: what a batcher charges the first time a request takes a record
+// of that scope.
+func ScopeOverhead(s Scope) int { return FieldSize(len(s.field)+len(s.schemaURL)) + 8 }
 
 // Request writes one ExportLogsServiceRequest: one resource, then scopes,
 // each with its records. It keeps the records until Bytes, which writes

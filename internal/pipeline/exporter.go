@@ -51,7 +51,8 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	}
 	final := stopping || p.flushAt > p.settled()
 	queued := p.q.bytes
-	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, p.space, otlpwire.FieldSize, b.done[:0])
+	b.budget.start(p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource), p.scopes)
+	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, &b.budget, b.done[:0])
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	scopes := p.scopes
 	p.mu.Unlock()
@@ -107,6 +108,7 @@ type batcher struct {
 	records []record
 	done    []*chunk
 	req     otlpwire.Request
+	budget  budget
 
 	// Scratch for grouping records by scope.
 	grouped []record
@@ -171,6 +173,46 @@ func oneScope(records []record) bool {
 		if records[i].scope != records[0].scope {
 			return false
 		}
+	}
+	return true
+}
+
+// A budget is the bytes a request has left for records. A scope's own
+// bytes are charged with the first of its records the request takes, so
+// that a batch pays for the scopes it holds, not for every scope there is.
+type budget struct {
+	left   int
+	scopes []otlpwire.Scope
+	seen   []bool // by scope number
+	used   []int  // the scopes seen, to clear for the next request
+}
+
+// start readies the budget for a request with left bytes for records.
+func (b *budget) start(left int, scopes []otlpwire.Scope) {
+	for _, s := range b.used {
+		b.seen[s] = false
+	}
+	if len(b.seen) < len(scopes) {
+		b.seen = append(b.seen, make([]bool, len(scopes)-len(b.seen))...)
+	}
+	b.left, b.scopes, b.used = left, scopes, b.used[:0]
+}
+
+// charge takes a record of scope and length from the budget and reports
+// whether it fitted; force takes it whether or not, for the first record
+// of a request.
+func (b *budget) charge(scope, length int, force bool) bool {
+	cost := otlpwire.FieldSize(length)
+	if !b.seen[scope] {
+		cost += otlpwire.ScopeOverhead(b.scopes[scope])
+	}
+	if cost > b.left && !force {
+		return false
+	}
+	b.left -= cost
+	if !b.seen[scope] {
+		b.seen[scope] = true
+		b.used = append(b.used, scope)
 	}
 	return true
 }

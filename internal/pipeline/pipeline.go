@@ -40,7 +40,6 @@ type Pipeline struct {
 	counts  Counts // Queued is derived on read
 	stopped bool
 	scopes  []otlpwire.Scope
-	space   int // what records may take of a request: its bound less the resource and scopes
 	lastErr error
 	lastAt  time.Time // when lastErr happened
 	kicked  bool      // the exporter was told a batch is ready
@@ -82,7 +81,6 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scopes = append(p.scopes, s)
-	p.space = p.cfg.MaxRequestBytes - otlpwire.Overhead(p.cfg.Resource, p.scopes...)
 	if p.cfg.Journal != nil && !p.journalClosed {
 		p.cfg.Journal.AddScope(len(p.scopes)-1, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +204,44 @@ func TestRequestsStayUnderBounds(t *testing.T) {
 		if n > 100 || s.sizes[i] > maxBytes {
 			t.Errorf("request %d: %d records, %d bytes; bounds 100, %d", i, n, s.sizes[i], maxBytes)
 		}
+	}
+}
+
+// A request pays for the scopes it holds, not for every scope registered:
+// with the smallest request bound and thousands of scopes, the records of
+// one scope still go in full batches; records of many scopes stay under
+// the bound.
+func TestManyScopesKeepBatches(t *testing.T) {
+	s := &sink{}
+	const maxBytes = 64 << 10
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxRequestBytes = maxBytes })
+	var scopes []int
+	for i := range 2000 {
+		scopes = append(scopes, p.AddScope(otlpwire.NewScope(fmt.Sprintf("scope.%04d.with.a.longish.name", i), "1.0", "", nil)))
+	}
+	for range 100 {
+		p.Enqueue(scopes[0], encoded("line"), false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.requests) != 1 || s.requests[0] != 100 {
+		t.Fatalf("100 records of one scope went in requests of %v, want one of 100", s.requests)
+	}
+	s.requests, s.sizes = nil, nil
+	for i := range 3000 {
+		p.Enqueue(scopes[i%len(scopes)], encoded("line"), false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range s.requests {
+		if n > 100 || s.sizes[i] > maxBytes {
+			t.Errorf("request %d: %d records, %d bytes; bounds 100, %d", i, n, s.sizes[i], maxBytes)
+		}
+	}
+	if len(s.requests) > 40 {
+		t.Errorf("3000 records in %d requests: batches are not filled", len(s.requests))
 	}
 }
 

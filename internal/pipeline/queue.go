@@ -77,22 +77,19 @@ func (q *queue) tail(need int) *chunk {
 	return c
 }
 
-// take moves up to maxRecords records, of at most maxBytes together as
-// request fields, from the head into dst, always at least one if any
-// waits. It returns the chunks read to the end, to release once dst is no
-// longer read.
-func (q *queue) take(dst []record, maxRecords, maxBytes int, size func(int) int, done []*chunk) ([]record, []*chunk) {
-	total := 0
+// take moves up to maxRecords records, as many as the request's budget
+// holds, from the head into dst, always at least one if any waits. It
+// returns the chunks read to the end, to release once dst is no longer
+// read.
+func (q *queue) take(dst []record, maxRecords int, bud *budget, done []*chunk) ([]record, []*chunk) {
 	for q.records > 0 && len(dst) < maxRecords {
 		c := q.chunks[0]
 		scope, n1 := binary.Uvarint(c.buf[q.headOff:])
 		length, n2 := binary.Uvarint(c.buf[q.headOff+n1:])
 		start := q.headOff + n1 + n2
-		s := size(int(length))
-		if len(dst) > 0 && total+s > maxBytes {
+		if !bud.charge(int(scope), int(length), len(dst) == 0) {
 			break
 		}
-		total += s
 		dst = append(dst, record{scope: int(scope), data: c.buf[start : start+int(length) : start+int(length)]})
 		q.headOff = start + int(length)
 		q.records--

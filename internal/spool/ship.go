@@ -421,7 +421,7 @@ func (sh *Shipper) batch(dst []frame, c *contents, from uint64) ([]frame, uint64
 		}
 		add := otlpwire.FieldSize(len(r.payload))
 		if !seen[r.kind] {
-			add += otlpwire.Overhead(c.resource, c.scopes[r.kind]) - overhead
+			add += otlpwire.ScopeOverhead(c.scopes[r.kind])
 		}
 		if len(dst) > 0 && size+add > sh.cfg.MaxRequestBytes {
 			break
