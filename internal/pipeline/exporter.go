@@ -60,12 +60,16 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 
 	body := b.build(p.cfg.Resource, scopes)
 	n := len(b.records)
+	// The request holds its own copy: the chunks go back now, not after an
+	// export that may take the whole timeout.
+	p.mu.Lock()
+	p.q.release(b.done)
+	p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.ExportTimeout)
 	rejected, err := p.export(ctx, body, n, final)
 	cancel()
 
 	p.mu.Lock()
-	p.q.release(b.done)
 	rejected = min(max(rejected, 0), n)
 	// An export that failed while a flush or the shutdown waited for it
 	// failed as the flush's did (the exporter gives way to the flush).
