@@ -151,38 +151,42 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 	return nil
 }
 
-// clear zeros what was written, the header's settled count first.
-func (seg *segment) clear() (err error) {
+// guardFault runs f, which touches a mapped file, and returns a fault
+// there (the file cut under the mapping, an I/O error) as an error rather
+// than letting it kill the process.
+func guardFault(f func()) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("fault in the mapped file: %v", r)
 		}
 	}()
-	storeUint64(seg.mem[offSettled:], 0)
-	clear(seg.mem[headerSize:seg.off])
+	f()
 	return nil
+}
+
+// clear zeros what was written, the header's settled count first.
+func (seg *segment) clear() error {
+	return guardFault(func() {
+		storeUint64(seg.mem[offSettled:], 0)
+		clear(seg.mem[headerSize:seg.off])
+	})
 }
 
 // prepare writes the header and the resource frame, and touches each page.
 // A fault in the mapping (the file cut, an I/O error) is an error here.
-func (seg *segment) prepare(size, pid int, created int64, resource []byte) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("fault in the mapped file: %v", r)
+func (seg *segment) prepare(size, pid int, created int64, resource []byte) error {
+	return guardFault(func() {
+		mem := seg.mem
+		putHeader(mem, size, pid, created)
+		seg.off = putFrame(mem, headerSize, kindResource, resource)
+		if !seg.touched {
+			for i := (seg.off + pageSize - 1) &^ (pageSize - 1); i < len(mem); i += pageSize {
+				mem[i] = 0
+			}
+			seg.touched = true
 		}
-	}()
-	mem := seg.mem
-	putHeader(mem, size, pid, created)
-	seg.off = putFrame(mem, headerSize, kindResource, resource)
-	if !seg.touched {
-		for i := (seg.off + pageSize - 1) &^ (pageSize - 1); i < len(mem); i += pageSize {
-			mem[i] = 0
-		}
-		seg.touched = true
-	}
-	return nil
+	})
 }
 
 var pageSize = os.Getpagesize()

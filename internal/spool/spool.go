@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -196,24 +195,22 @@ func (s *Spool) need(seg *segment, scope int, rec []byte) int {
 // write puts the record, and its scope's frame first if need be, into seg.
 // A fault in the mapping (the disk failing under a file) makes the spool
 // step aside instead of killing the process.
-func (s *Spool) write(seg *segment, scope int, rec []byte) (ok bool) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			seg.sealed = true
-			s.active = nil
-			s.stepAside(fmt.Errorf("writing %s: %v", seg.path, r))
-			ok = false
+func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
+	err := guardFault(func() {
+		if scope >= len(seg.hasScope) || !seg.hasScope[scope] {
+			seg.off = putFrame(seg.mem, seg.off, kindScope, s.scopes[scope])
+			for len(seg.hasScope) <= scope {
+				seg.hasScope = append(seg.hasScope, false)
+			}
+			seg.hasScope[scope] = true
 		}
-	}()
-	if scope >= len(seg.hasScope) || !seg.hasScope[scope] {
-		seg.off = putFrame(seg.mem, seg.off, kindScope, s.scopes[scope])
-		for len(seg.hasScope) <= scope {
-			seg.hasScope = append(seg.hasScope, false)
-		}
-		seg.hasScope[scope] = true
+		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
+	})
+	if err != nil {
+		seg.sealed = true
+		s.stepAside(fmt.Errorf("writing %s: %v", seg.path, err))
+		return false
 	}
-	seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
 	return true
 }
 
@@ -357,7 +354,11 @@ func (s *Spool) settle() {
 		if done != seg.settled {
 			seg.settled = done
 			if seg.mem != nil {
-				storeUint64(seg.mem[offSettled:], done)
+				if err := guardFault(func() { storeUint64(seg.mem[offSettled:], done) }); err != nil {
+					// The header keeps an older count: a later process
+					// sends those records again, none is lost.
+					s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
+				}
 			}
 		}
 		if !seg.sealed || done < seg.written {
