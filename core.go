@@ -184,7 +184,8 @@ func zapWillPanic(ce *zapcore.CheckedEntry) bool {
 func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	e := getEncoder()
 	defer putEncoder(e)
-	c.write(e, c.b.scope(ent.LoggerName), findContext(fields), ent, fields)
+	s, _ := c.b.check(ent) // a terminal entry comes here past Check's filters
+	c.write(e, s, findContext(fields), ent, fields)
 	return nil
 }
 
@@ -209,7 +210,7 @@ var bridgeLost atomic.Uint64
 func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry, fields []zapcore.Field) {
 	l := s.logger
 	if !s.bridged {
-		return // a caller that skipped Check
+		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
 	ctx, sc := ec.ctx, ec.sc

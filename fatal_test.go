@@ -145,3 +145,29 @@ func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
 	}
 	_ = p2.Shutdown(context.Background())
 }
+
+// A DPanic, Panic or Fatal entry is taken past Check to flush what is
+// queued, but it is bridged only if the bridge's own filters take it:
+// below WithLevel, or outside the logger names, it is not sent.
+func TestTerminalEntryKeepsTheFilters(t *testing.T) {
+	cleanEnv(t)
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"below the level", []Option{WithLevel(zapcore.FatalLevel)}},
+		{"outside the names", []Option{WithLoggerName("megatron")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCapture(t)
+			core := NewCore(append(tc.opts, WithLoggerProvider(c.lp))...)
+			zap.New(core).DPanic("production dpanic")
+			if err := core.Write(zapcore.Entry{Level: zapcore.DPanicLevel, Message: "written directly"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(c.records()); n != 0 {
+				t.Errorf("%d records sent, want none", n)
+			}
+		})
+	}
+}

@@ -109,7 +109,8 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(ec, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	t.bridge.write(e, t.bridge.b.scope(ent.LoggerName), ec, ent, fields)
+	s, _ := t.bridge.b.check(ent)
+	t.bridge.write(e, s, ec, ent, fields)
 	return err
 }
 
