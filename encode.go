@@ -46,6 +46,17 @@ type attrEncoder struct {
 	err    error                // the exception's error, for log.Record.SetErr
 	depth  int                  // how deep in a value this encoder's level lies
 	direct directWriter         // the direct way's state (see wire.go), kept for its room
+	record []byte               // a record's OTLP bytes, either way, kept from one record to the next
+}
+
+// maxPooledRecord keeps one huge record from pinning a huge buffer.
+const maxPooledRecord = 64 << 10
+
+// keepRecord keeps b's room for the next record, unless it grew too large.
+func (e *attrEncoder) keepRecord(b []byte) {
+	if cap(b) <= maxPooledRecord {
+		e.record = b[:0]
+	}
 }
 
 // maxPooledAttrs keeps one huge entry from pinning a huge buffer in the pool.
@@ -75,7 +86,7 @@ func putEncoder(e *attrEncoder) {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{direct: e.direct} // an entry on the direct way may be under way
+		*e = attrEncoder{direct: e.direct, record: e.record} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)
@@ -107,8 +118,37 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 	case zapcore.BoolType:
 		e.AddBool(f.Key, f.Integer == 1)
 	default:
+		if v, ok := intField(&f); ok {
+			e.AddInt64(f.Key, v)
+			return
+		}
 		e.addFieldGuarded(f)
 	}
+}
+
+// intField is the value of a field of an integer kind, durations
+// included, cut to its width as zap's Field.AddTo cuts it; false for any
+// other kind, and for a uint64 above MaxInt64, which is no int64.
+func intField(f *zapcore.Field) (int64, bool) {
+	switch f.Type {
+	case zapcore.Int64Type, zapcore.DurationType:
+		return f.Integer, true
+	case zapcore.Int32Type:
+		return int64(int32(f.Integer)), true
+	case zapcore.Int16Type:
+		return int64(int16(f.Integer)), true
+	case zapcore.Int8Type:
+		return int64(int8(f.Integer)), true
+	case zapcore.Uint32Type:
+		return int64(uint32(f.Integer)), true
+	case zapcore.Uint16Type:
+		return int64(uint16(f.Integer)), true
+	case zapcore.Uint8Type:
+		return int64(uint8(f.Integer)), true
+	case zapcore.Uint64Type, zapcore.UintptrType:
+		return f.Integer, f.Integer >= 0
+	}
+	return 0, false
 }
 
 // addFieldGuarded adds a field whose conversion may run user code. A panic
@@ -395,8 +435,13 @@ func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
 	if a.depth >= maxValueDepth {
 		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddObject("v", m) })
 	}
-	inner := attrEncoder{depth: a.depth + 1}
-	err := m.MarshalLogObject(&inner)
+	inner := getEncoder()
+	defer func() {
+		inner.depth = 0
+		putEncoder(inner)
+	}()
+	inner.depth = a.depth + 1
+	err := m.MarshalLogObject(inner)
 	a.vals = append(a.vals, attribute.MapValue(inner.result()...))
 	return err
 }

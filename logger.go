@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -66,7 +65,7 @@ func (l *logger) Emit(ctx context.Context, r log.Record) {
 		Dropped:      dropped,
 	}
 	setSpan(&rec, trace.SpanContextFromContext(ctx))
-	l.enqueue(&rec, e.kvs, false)
+	l.enqueue(e, &rec, e.kvs, false)
 }
 
 // repeatsPastLimit is what the SDK counts as dropped beyond what the count
@@ -103,11 +102,12 @@ func setSpan(rec *otlpwire.Record, sc trace.SpanContext) {
 	rec.TraceID, rec.SpanID, rec.Flags = sc.TraceID(), sc.SpanID(), sc.TraceFlags()
 }
 
-// enqueue encodes rec with attrs, whose keys are unique, and queues it.
-// fromBridge says every string is valid UTF-8 already and every map's keys
-// unique, as the bridge makes them. A record too large for any request has
-// its longest values cut to fit, and is counted.
-func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, fromBridge bool) {
+// enqueue encodes rec with attrs, whose keys are unique, into e's record
+// buffer and queues it. fromBridge says every string is valid UTF-8
+// already and every map's keys unique, as the bridge makes them. A record
+// too large for any request has its longest values cut to fit, and is
+// counted.
+func (l *logger) enqueue(e *attrEncoder, rec *otlpwire.Record, attrs []attribute.KeyValue, fromBridge bool) {
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
 	}
@@ -116,31 +116,14 @@ func (l *logger) enqueue(rec *otlpwire.Record, attrs []attribute.KeyValue, fromB
 	}
 	lim := l.p.limits
 	lim.CheckUTF8, lim.UniqueMaps = !fromBridge, !fromBridge
-	bp := bufPool.Get().(*[]byte)
-	buf := otlpwire.AppendRecord((*bp)[:0], rec, attrs, lim)
+	buf := otlpwire.AppendRecord(e.record[:0], rec, attrs, lim)
 	cut := false
 	if max := l.p.pipe.MaxRecordBytes(); len(buf) > max {
 		buf, cut = cutRecord(buf, rec, attrs, lim, max), true
 	}
 	l.p.pipe.Enqueue(l.scope, buf, cut)
-	*bp = buf[:0]
-	putBuf(bp)
+	e.keepRecord(buf)
 }
-
-// putBuf returns a record buffer to the pool, unless it grew too large.
-func putBuf(bp *[]byte) {
-	if cap(*bp) <= maxPooledBuf {
-		bufPool.Put(bp)
-	}
-}
-
-// maxPooledBuf keeps one huge record from pinning a huge buffer.
-const maxPooledBuf = 64 << 10
-
-var bufPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, 1024)
-	return &b
-}}
 
 // appendException derives exception.message and exception.type from a
 // record's error, as the SDK does, unless the record already has them.

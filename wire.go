@@ -76,10 +76,8 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	}
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, sev, sc)
-	b, ok := c.appendDirect(e.direct.room[:0], e, &rec, ent, fields, directLimits(l.p))
-	if cap(b) <= maxPooledBuf {
-		e.direct.room = b[:0]
-	}
+	b, ok := c.appendDirect(e.record[:0], e, &rec, ent, fields, directLimits(l.p))
+	e.keepRecord(b)
 	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
 		return false // a record too large is cut, the general way
 	}
@@ -131,7 +129,6 @@ type directWriter struct {
 	keys []string
 	lim  otlpwire.Limits
 	e    *attrEncoder
-	room []byte // where records are written, kept from one to the next
 
 	// What the fields it converted became, kept until the entry is
 	// written, either way: conv holds their attributes, converted says
@@ -210,25 +207,6 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 	switch f.Type {
 	case zapcore.StringType:
 		return d.str(f.Key, f.String)
-	case zapcore.Int64Type, zapcore.DurationType:
-		return d.int(f.Key, f.Integer)
-	case zapcore.Int32Type:
-		return d.int(f.Key, int64(int32(f.Integer)))
-	case zapcore.Int16Type:
-		return d.int(f.Key, int64(int16(f.Integer)))
-	case zapcore.Int8Type:
-		return d.int(f.Key, int64(int8(f.Integer)))
-	case zapcore.Uint32Type:
-		return d.int(f.Key, int64(uint32(f.Integer)))
-	case zapcore.Uint16Type:
-		return d.int(f.Key, int64(uint16(f.Integer)))
-	case zapcore.Uint8Type:
-		return d.int(f.Key, int64(uint8(f.Integer)))
-	case zapcore.Uint64Type, zapcore.UintptrType:
-		if f.Integer < 0 {
-			return d.convert(i, *f) // above MaxInt64: a decimal string
-		}
-		return d.int(f.Key, f.Integer)
 	case zapcore.Float64Type:
 		return d.float(f.Key, math.Float64frombits(uint64(f.Integer)))
 	case zapcore.BoolType:
@@ -254,6 +232,12 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 		zapcore.Float32Type, zapcore.TimeType, zapcore.TimeFullType, zapcore.ByteStringType,
 		zapcore.Complex64Type, zapcore.Complex128Type:
 		return d.convert(i, *f)
+	}
+	if v, ok := intField(f); ok {
+		return d.int(f.Key, v)
+	}
+	if f.Type == zapcore.Uint64Type || f.Type == zapcore.UintptrType {
+		return d.convert(i, *f) // above MaxInt64: a decimal string
 	}
 	// A namespace, or an inline marshaler, which may open one: what
 	// follows nests, which the direct way does not write.
@@ -391,5 +375,5 @@ func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 func writeWire(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity) {
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, sev, sc)
-	l.enqueue(&rec, e.result(), true)
+	l.enqueue(e, &rec, e.result(), true)
 }
