@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/log"
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -181,16 +182,13 @@ func serviceName(res *resourcepb.Resource) string {
 	return ""
 }
 
-// severityName names an OTLP severity number: TRACE, TRACE2 ... FATAL4.
+// severityName names an OTLP severity number as the OTel log API does:
+// TRACE, TRACE2 ... FATAL4; "" for none.
 func severityName(n int32) string {
-	if n < 1 || n > 24 {
+	if n < int32(log.SeverityTrace1) || n > int32(log.SeverityFatal4) {
 		return ""
 	}
-	name := [...]string{"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"}[(n-1)/4]
-	if k := (n-1)%4 + 1; k > 1 {
-		name += string(rune('0' + k))
-	}
-	return name
+	return log.Severity(n).String()
 }
 
 // logsServer is the OTLP/gRPC logs service of a Receiver.

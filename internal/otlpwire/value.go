@@ -66,14 +66,31 @@ func (e encoder) valid(s string) string {
 	if !e.CheckUTF8 {
 		return s
 	}
-	return validUTF8(s)
+	return ValidString(s)
 }
 
-func validUTF8(s string) string {
-	if utf8.ValidString(s) {
+// ValidString is s with each invalid UTF-8 sequence replaced by U+FFFD, as
+// a protobuf string must be; a valid s, nearly every one, is returned as
+// it is, after one scan.
+func ValidString(s string) string {
+	if isASCII(s) || utf8.ValidString(s) {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// isASCII answers for the short strings most keys and values are, where a
+// plain loop beats utf8.ValidString's setup; longer ones go to it.
+func isASCII(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Truncate keeps the first limit characters of s, as the SDK does; a
