@@ -522,7 +522,7 @@ func (c *providerConfig) resolveBatch() error {
 	// record bound, the SDK's own ratio (512 of 2048): a batch the size of
 	// the queue would leave only when the queue is full, and every record
 	// logged while it is sent would be dropped.
-	q := c.queueRecords()
+	q := c.queueSize.value // 0: only bytes bound the queue
 	switch {
 	case q > 0 && c.batchSize.set && c.batchSize.value > q:
 		errs = append(errs, fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q))
@@ -531,14 +531,6 @@ func (c *providerConfig) resolveBatch() error {
 		c.batchSize.value = max(1, min(c.batchSize.value, q/4))
 	}
 	return errors.Join(errs...)
-}
-
-// queueRecords is the queue's bound in records, 0 when only bytes bound it.
-func (c *providerConfig) queueRecords() int {
-	if c.queueSize.set {
-		return c.queueSize.value
-	}
-	return 0
 }
 
 // checkResourceEnv refuses an OTEL_RESOURCE_ATTRIBUTES the SDK would take

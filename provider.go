@@ -88,11 +88,9 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 	return p, nil
 }
 
-func noopProvider() *LoggerProvider {
-	p := &LoggerProvider{shutdownDone: make(chan struct{})}
-	p.stopped.Store(true)
-	return p
-}
+// noopProvider is a provider with no pipeline: every method returns at
+// once, and its loggers are noop.Logger.
+func noopProvider() *LoggerProvider { return &LoggerProvider{} }
 
 // build assembles the pipeline: encoder -> queue -> exporter.
 func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
@@ -122,7 +120,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	journal := p.openSpool(c, resource)
 	p.pipe = pipeline.New(pipeline.Config{
 		MaxQueueBytes:   c.queueBytes.value,
-		MaxQueueRecords: c.queueRecords(),
+		MaxQueueRecords: c.queueSize.value, // 0 unless set
 		MaxBatchRecords: c.batchSize.value,
 		MaxRequestBytes: c.requestBytes.value,
 		ScheduleDelay:   c.scheduleDelay.value,

@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -50,7 +51,7 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 		if kv.Key == "" {
 			continue // left out, as AppendRecord leaves it
 		}
-		if hasKey(w.keys, string(kv.Key)) {
+		if slices.Contains(w.keys, string(kv.Key)) {
 			return wireWith{}
 		}
 		w.keys = append(w.keys, string(kv.Key))
@@ -177,20 +178,11 @@ func (d *directWriter) key(k string) (string, bool) {
 	if k == "" {
 		return k, true
 	}
-	if len(d.keys) >= maxDirectKeys || hasKey(d.keys, k) {
+	if len(d.keys) >= maxDirectKeys || slices.Contains(d.keys, k) {
 		return k, false
 	}
 	d.keys = append(d.keys, k)
 	return k, true
-}
-
-func hasKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // addFields writes the fields, as attrEncoder.addFields converts them.

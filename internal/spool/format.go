@@ -154,8 +154,6 @@ type frame struct {
 
 // contents is what a segment holds, read back.
 type contents struct {
-	pid      int
-	created  int64
 	settled  uint64 // records that need not be sent
 	resource otlpwire.Resource
 	scopes   map[uint32]otlpwire.Scope
@@ -178,8 +176,6 @@ func parse(b []byte) (*contents, error) {
 		return nil, errNotSegment
 	}
 	c := &contents{
-		pid:     int(order.Uint32(b[offPID:])),
-		created: int64(order.Uint64(b[offCreated:])),
 		settled: order.Uint64(b[offSettled:]),
 		scopes:  map[uint32]otlpwire.Scope{},
 	}

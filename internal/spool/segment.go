@@ -34,21 +34,32 @@ func segName(prefix string, seq int) string {
 	return fmt.Sprintf("%s%08d.seg", prefix, seq)
 }
 
-// parseName reads the prefix and sequence number of a segment's name.
-func parseName(name string) (prefix string, seq int, ok bool) {
+// A segmentName is what a segment's file name says: its maker's process
+// id and start, and its place among that process's segments.
+type segmentName struct {
+	prefix  string // "<pid>-<created>-"
+	pid     int
+	created int64 // Unix nanoseconds
+	seq     int
+}
+
+// parseName reads a segment's file name, as segName writes it.
+func parseName(name string) (segmentName, bool) {
 	base, found := strings.CutSuffix(name, ".seg")
 	if !found {
-		return "", 0, false
+		return segmentName{}, false
 	}
-	i := strings.LastIndexByte(base, '-')
-	if i < 0 {
-		return "", 0, false
+	pid, rest, ok1 := strings.Cut(base, "-")
+	created, seq, ok2 := strings.Cut(rest, "-")
+	n := segmentName{prefix: pid + "-" + created + "-"}
+	var err1, err2, err3 error
+	n.pid, err1 = strconv.Atoi(pid)
+	n.created, err2 = strconv.ParseInt(created, 10, 64)
+	n.seq, err3 = strconv.Atoi(seq)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil || err3 != nil {
+		return segmentName{}, false
 	}
-	seq, err := strconv.Atoi(base[i+1:])
-	if err != nil || strings.Count(base[:i], "-") != 1 {
-		return "", 0, false
-	}
-	return base[:i+1], seq, true
+	return n, true
 }
 
 // makeSegment creates, locks, allocates and maps a segment of size bytes,

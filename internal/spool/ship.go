@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -120,12 +119,10 @@ func (sh *Shipper) Stop(ctx context.Context) {
 
 // orphan is a file of a process that ended, locked by this one.
 type orphan struct {
-	name    string
-	path    string
-	fd      int
-	prefix  string
-	created int64
-	seq     int
+	name string
+	path string
+	fd   int
+	segmentName
 }
 
 func (sh *Shipper) run() {
@@ -166,7 +163,7 @@ func (sh *Shipper) claim() ([]orphan, error) {
 			sh.removeStale(name)
 			continue
 		}
-		prefix, seq, ok := parseName(name)
+		n, ok := parseName(name)
 		if !ok {
 			continue
 		}
@@ -175,8 +172,7 @@ func (sh *Shipper) claim() ([]orphan, error) {
 		if !ok {
 			continue
 		}
-		created, _ := strconv.ParseInt(strings.Split(prefix, "-")[1], 10, 64)
-		out = append(out, orphan{name: name, path: path, fd: fd, prefix: prefix, created: created, seq: seq})
+		out = append(out, orphan{name: name, path: path, fd: fd, segmentName: n})
 	}
 	slices.SortFunc(out, func(a, b orphan) int {
 		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix), cmp.Compare(a.seq, b.seq))
@@ -200,8 +196,8 @@ const staleAge = time.Minute
 // not to make the maker's own lock fail.
 func (sh *Shipper) removeStale(name string) {
 	path := filepath.Join(sh.cfg.Dir, name)
-	pid, err := strconv.Atoi(strings.TrimPrefix(name[:max(strings.IndexByte(name, '-'), 1)], "."))
-	alive := err != nil || syscall.Kill(pid, 0) != syscall.ESRCH
+	n, ok := parseName(strings.TrimSuffix(strings.TrimPrefix(name, "."), ".tmp"))
+	alive := !ok || syscall.Kill(n.pid, 0) != syscall.ESRCH
 	if info, err := os.Stat(path); err != nil || (alive && time.Since(info.ModTime()) < staleAge) {
 		return
 	}
