@@ -65,12 +65,9 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	p.mu.Lock()
 	p.q.release(b.done)
 	p.mu.Unlock()
-	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.ExportTimeout)
-	rejected, err := p.export(ctx, body, n, final)
-	cancel()
+	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, n, final)
 
 	p.mu.Lock()
-	rejected = min(max(rejected, 0), n)
 	// An export that failed while a flush or the shutdown waited for it
 	// failed as the flush's did (the exporter gives way to the flush).
 	urgent := final || p.stopped || p.flushAt > p.settled()
@@ -97,14 +94,18 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	return true
 }
 
-// export calls the ExportFunc, taking any panic in it for a failure.
-func (p *Pipeline) export(ctx context.Context, body []byte, n int, final bool) (rejected int, err error) {
+// Call calls f with body, of n records, within timeout of ctx. A panic in
+// f is the failure of all n; rejected is kept between 0 and n.
+func (f ExportFunc) Call(ctx context.Context, timeout time.Duration, body []byte, n int, final bool) (rejected int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
 			rejected, err = n, panicError{r}
 		}
 	}()
-	return p.cfg.Export(ctx, body, n, final)
+	rejected, err = f(ctx, body, n, final)
+	return min(max(rejected, 0), n), err
 }
 
 // batcher builds requests, reusing its buffers from one to the next.

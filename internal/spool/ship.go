@@ -352,10 +352,7 @@ func (sh *Shipper) ship(o orphan) bool {
 // export sends one request and reports what the collector did with it; ok
 // is false when it did not answer, or refused the whole request.
 func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) {
-	ctx, cancel := context.WithTimeout(sh.ctx, sh.cfg.ExportTimeout)
-	defer cancel()
-	rejected, err := sh.safeExport(ctx, body, n)
-	rejected = min(max(rejected, 0), n)
+	rejected, err := sh.cfg.Export.Call(sh.ctx, sh.cfg.ExportTimeout, body, n, sh.final())
 	if err != nil {
 		sh.setErr(err)
 		if rejected == n {
@@ -363,15 +360,6 @@ func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) 
 		}
 	}
 	return n - rejected, rejected, true
-}
-
-func (sh *Shipper) safeExport(ctx context.Context, body []byte, n int) (rejected int, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			rejected, err = n, fmt.Errorf("export panicked: %v", r)
-		}
-	}()
-	return sh.cfg.Export(ctx, body, n, sh.final())
 }
 
 // final tells whether Stop was called: each export is then tried once.
