@@ -77,7 +77,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 	if err != nil {
 		p.lastErr, p.lastAt = err, time.Now()
 	}
-	if p.cfg.Journal != nil && !p.journalClosed {
+	if p.journal != nil {
 		// What a flush or the shutdown could not send, as a dying process
 		// flushes its last lines, is kept for a later process until an
 		// export succeeds while the pipeline runs.
@@ -86,7 +86,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
 		} else if err == nil && !p.stopped {
 			p.keeping = false
 		}
-		p.cfg.Journal.Settle(n, p.keeping)
+		p.journal.Settle(n, p.keeping)
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()

@@ -46,14 +46,14 @@ const (
 
 // CloseJournal closes the journal, if any, once, by ctx's deadline.
 // Records settled after it are not told to it. The journal is closed
-// outside the lock: once journalClosed is set under it, no call reaches the
+// outside the lock: once p.journal is nil under it, no call reaches the
 // journal, and producers and Stats need not wait on its disk.
 func (p *Pipeline) CloseJournal(ctx context.Context) {
 	p.mu.Lock()
-	close := p.cfg.Journal != nil && !p.journalClosed
-	p.journalClosed = true
+	j := p.journal
+	p.journal = nil
 	p.mu.Unlock()
-	if close {
-		p.cfg.Journal.Close(ctx)
+	if j != nil {
+		j.Close(ctx)
 	}
 }

@@ -47,8 +47,8 @@ type Pipeline struct {
 	flushed time.Time // when the oldest flush not yet done was asked for
 	obs     observed  // for the metrics (observe.go)
 
-	journalClosed bool
-	keeping       bool // the journal keeps what is settled from here on
+	journal Journal // cfg.Journal until CloseJournal; nil with none
+	keeping bool    // the journal keeps what is settled from here on
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
@@ -65,6 +65,7 @@ func New(cfg Config) *Pipeline {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pipeline{
 		cfg:       cfg,
+		journal:   cfg.Journal,
 		maxRecord: cfg.MaxRequestBytes - otlpwire.Overhead(cfg.Resource, otlpwire.Scope{}) - 1024,
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
@@ -81,8 +82,8 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.scopes = append(p.scopes, s)
-	if p.cfg.Journal != nil && !p.journalClosed {
-		p.cfg.Journal.AddScope(len(p.scopes)-1, s)
+	if p.journal != nil {
+		p.journal.AddScope(len(p.scopes)-1, s)
 	}
 	return len(p.scopes) - 1
 }
@@ -108,8 +109,8 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	if cut {
 		p.counts.Cut++
 	}
-	if ok && p.cfg.Journal != nil {
-		switch p.cfg.Journal.Append(scope, rec) {
+	if ok && p.journal != nil {
+		switch p.journal.Append(scope, rec) {
 		case Unjournaled:
 			p.counts.Unprotected++
 		case JournalFull:

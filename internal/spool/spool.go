@@ -569,8 +569,8 @@ func (s *Spool) makeSpare() bool {
 func (s *Spool) addSpare(seg *segment) {
 	s.hmu.Lock()
 	s.spares = append(s.spares, seg)
+	s.spareReady.Store(true) // under hmu, as takeSpare clears it: never true with none
 	s.hmu.Unlock()
-	s.spareReady.Store(true)
 	s.tellMade()
 }
 
