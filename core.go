@@ -86,7 +86,14 @@ func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.cfg.level) }
 
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
-func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
+func (c *Core) With(fields []zapcore.Field) zapcore.Core {
+	return c.withContext(fields, findContext(fields))
+}
+
+// withContext is With, the fields' context already read (a tee reads it too). The
+// last context given wins, even one whose span could not be read: an
+// earlier one would put the entries in the wrong trace.
+func (c *Core) withContext(fields []zapcore.Field, ec entryContext) (with *Core) {
 	if len(fields) == 0 {
 		return c
 	}
@@ -97,8 +104,7 @@ func (c *Core) With(fields []zapcore.Field) (with zapcore.Core) {
 			with = c
 		}
 	}()
-	ec := findContext(fields)
-	if ec.ctx != nil {
+	if ec.n > 0 {
 		nc.ctx, nc.sc = ec.ctx, ec.sc
 	}
 	if ec.n == len(fields) {

@@ -1,7 +1,6 @@
 package zaplens
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +39,7 @@ type tee struct {
 	plain  bool // base is zapcore.NewCore's: its Check is its level, nothing more
 	bridge *Core
 	format IDFormat        // nil: no ids
-	ctx    context.Context // from With, for the entries that carry none
-	ids    []zapcore.Field // ctx's ids, rendered once
+	ids    []zapcore.Field // the ids of the With context (bridge.ctx), rendered once
 }
 
 func (t *tee) Enabled(l zapcore.Level) bool {
@@ -67,9 +65,9 @@ func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 		nt.base = t.base.With(bf)
 		nt.plain = isPlainCore(nt.base)
 	}
-	nt.bridge = t.bridge.With(fields).(*Core)
+	nt.bridge = t.bridge.withContext(fields, ec)
 	if ec.n > 0 {
-		nt.ctx, nt.ids = ec.ctx, t.appendIDs(nil, ec.sc)
+		nt.ids = t.appendIDs(nil, ec.sc)
 	}
 	return &nt
 }
@@ -126,7 +124,7 @@ func (t *tee) Sync() error {
 // prints no Context field, so it gets the fields as they are, after the
 // ids. buf is reused.
 func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
-	if ec.n == 0 && t.ctx == nil {
+	if ec.n == 0 && t.bridge.ctx == nil {
 		return fields
 	}
 	out := (*buf)[:0]
@@ -136,7 +134,7 @@ func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore
 	case ec.n > 0:
 		out = t.appendIDs(out, ec.sc)
 	default:
-		ctx = t.ctx
+		ctx = t.bridge.ctx
 		out = append(out, t.ids...)
 	}
 	switch {

@@ -298,6 +298,22 @@ func TestTeePanickingContext(t *testing.T) {
 
 type embeddedCtx struct{ context.Context }
 
+// A later With whose context cannot be read replaces the earlier one on
+// both sides: its entries carry no trace rather than an older request's.
+func TestTeeUnreadableContextReplacesEarlier(t *testing.T) {
+	c := newCapture(t)
+	base := newJSONBase(zapcore.InfoLevel)
+	ctx, _ := spanContext(t)
+	var nilCtx *embeddedCtx
+	zap.New(NewTee(base.core, WithLoggerProvider(c.lp))).With(Context(ctx)).With(zap.Any("ctx", nilCtx)).Info("later request")
+	if line := base.lines(t)[0]; line["trace_id"] != nil {
+		t.Errorf("base printed the earlier trace: %v", line)
+	}
+	if r := c.only(t); r.TraceID().IsValid() {
+		t.Errorf("bridged with the earlier trace %v", r.TraceID())
+	}
+}
+
 // The ids go first, so that a namespace among the call's fields does not
 // swallow them.
 func TestTeeIdsBeforeNamespace(t *testing.T) {
