@@ -133,7 +133,7 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 		t.ce = ce
 		return ce
 	}
-	if _, ok := c.b.check(ent); ok {
+	if c.b.check(ent).bridged {
 		return ce.AddCore(ent, c)
 	}
 	return ce
@@ -190,8 +190,8 @@ func zapWillPanic(ce *zapcore.CheckedEntry) bool {
 func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	e := getEncoder()
 	defer putEncoder(e)
-	s, _ := c.b.check(ent) // a terminal entry comes here past Check's filters
-	c.write(e, s, findContext(fields), ent, fields)
+	// A terminal entry comes here past Check's filters.
+	c.write(e, c.b.check(ent), findContext(fields), ent, fields)
 	return nil
 }
 
@@ -289,13 +289,12 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 }
 
 // check decides Check: level first, as cheap as zap's own, then the name.
-// It returns the scope to emit to.
-func (b *bridge) check(ent zapcore.Entry) (scope, bool) {
+// It returns the scope to emit to, not bridged when either filter says no.
+func (b *bridge) check(ent zapcore.Entry) scope {
 	if !b.cfg.level.Enabled(ent.Level) {
-		return scope{}, false
+		return scope{}
 	}
-	s := b.scope(ent.LoggerName)
-	return s, s.bridged
+	return b.scope(ent.LoggerName)
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.

@@ -81,16 +81,13 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 	if !t.plain {
 		base = t.base.Check(ent, nil)
 	}
-	s, bridged := t.bridge.b.check(ent)
+	s := t.bridge.b.check(ent)
 	terminal := ent.Level >= zapcore.DPanicLevel
-	if base == nil && !plainBase && !bridged && !terminal {
+	if base == nil && !plainBase && !s.bridged && !terminal {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base, w.plainBase, w.bridged = t, base, plainBase, bridged
-	if bridged {
-		w.scope = s
-	}
+	w.tee, w.base, w.plainBase, w.scope = t, base, plainBase, s
 	ce = ce.AddCore(ent, w)
 	if terminal {
 		// zap may panic or exit after this entry: what is queued, from
@@ -107,8 +104,7 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(ec, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	s, _ := t.bridge.b.check(ent)
-	t.bridge.write(e, s, ec, ent, fields)
+	t.bridge.write(e, t.bridge.b.check(ent), ec, ent, fields)
 	return err
 }
 
@@ -188,8 +184,7 @@ type teeWrite struct {
 	tee       *tee
 	base      *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
 	plainBase bool                  // base is plain and takes the entry: written with no checked entry
-	scope     scope                 // where the bridge emits, if bridged
-	bridged   bool                  // the bridge takes the entry
+	scope     scope                 // where the bridge emits; not bridged if it takes no part
 	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields    []zapcore.Field       // scratch for base's fields
 	enc       attrEncoder           // scratch for the bridge's attributes
@@ -213,7 +208,7 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	if w.plainBase {
 		writePlain(t.base, ent, t.baseFields(ec, fields, &w.fields))
 	}
-	if w.bridged {
+	if w.scope.bridged {
 		t.bridge.write(&w.enc, w.scope, ec, ent, fields)
 	}
 	if w.ce != nil {
@@ -234,7 +229,7 @@ func (w *teeWrite) release() {
 	if !w.enc.reset() {
 		return
 	}
-	w.tee, w.base, w.plainBase, w.scope, w.bridged, w.ce, w.fields = nil, nil, false, scope{}, false, nil, w.fields[:0]
+	w.tee, w.base, w.plainBase, w.scope, w.ce, w.fields = nil, nil, false, scope{}, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 
