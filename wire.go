@@ -114,9 +114,9 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	defer d.done()
 	d.b = otlpwire.AppendHead(b, rec, lim)
 	d.b = append(d.b, c.wire.buf...)
-	d.keys = append(d.keys, c.wire.keys...)
+	d.with = c.wire.keys
 	ok := d.addFields(fields) && d.addException() && d.addEntry(ent)
-	if !ok || (lim.AttributeCount >= 0 && len(d.keys) > lim.AttributeCount) {
+	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}
 	return otlpwire.AppendTail(d.b, rec, 0), true
@@ -127,7 +127,8 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 // scratch for the fields it converts the general way.
 type directWriter struct {
 	b    []byte
-	keys []string
+	with []string // the keys of the core's With fields, already in b
+	keys []string // the keys of the entry's own fields so far
 	lim  otlpwire.Limits
 	e    *attrEncoder
 
@@ -154,7 +155,7 @@ type convertedField struct {
 // converted.
 func (d *directWriter) done() {
 	clear(d.keys)
-	d.b, d.keys = nil, d.keys[:0]
+	d.b, d.keys, d.with = nil, d.keys[:0], nil
 }
 
 // forget drops what was converted: the entry is written.
@@ -178,7 +179,7 @@ func (d *directWriter) key(k string) (string, bool) {
 	if k == "" {
 		return k, true
 	}
-	if len(d.keys) >= maxDirectKeys || slices.Contains(d.keys, k) {
+	if len(d.with)+len(d.keys) >= maxDirectKeys || slices.Contains(d.with, k) || slices.Contains(d.keys, k) {
 		return k, false
 	}
 	d.keys = append(d.keys, k)
