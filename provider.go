@@ -66,12 +66,7 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // Building does not connect: a collector that is down at start is retried
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
-	var c providerConfig
-	for _, o := range opts {
-		if o != nil {
-			o.applyProvider(&c)
-		}
-	}
+	c := newProviderConfig(opts)
 	if err := c.resolveEnv(); err != nil {
 		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
 	}
@@ -86,6 +81,17 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 		return p, fmt.Errorf("zaplens: logger provider: %w", p.spoolErr)
 	}
 	return p, nil
+}
+
+// newProviderConfig applies opts, skipping nil ones.
+func newProviderConfig(opts []ProviderOption) providerConfig {
+	var c providerConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyProvider(&c)
+		}
+	}
+	return c
 }
 
 // noopProvider is a provider with no pipeline: every method returns at

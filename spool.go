@@ -182,12 +182,7 @@ func (s ShipStats) String() string {
 // stops it: what is left stays in dir, and the error says why. It is what
 // the zaplens-ship command runs, for a job's epilogue.
 func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipStats, error) {
-	var c providerConfig
-	for _, o := range opts {
-		if o != nil {
-			o.applyProvider(&c)
-		}
-	}
+	c := newProviderConfig(opts)
 	c.spool.dir.put(dir)
 	c.spool.shipOnly = true
 	if dir == "" {
