@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,13 +207,25 @@ func TestEnvBatchSettings(t *testing.T) {
 		c.exportTimeout.value != 1500*time.Millisecond || c.otlpTimeout.value != DefaultOTLPTimeout {
 		t.Errorf("resolved %+v", c)
 	}
+	// A full batch goes at once, with no wait for the delay (an hour
+	// here), and no request holds more than a batch.
 	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "10")
-	p := newTestProvider(t, withExporter(&memExporter{}))
-	emit(p, 10) // a full batch of 10 goes at once, not after the 20ms delay
-	time.Sleep(10 * time.Millisecond)
+	t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "3600000")
+	exp := &memExporter{}
+	p := newTestProvider(t, withExporter(exp))
+	emit(p, 25)
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Stats().Exported < 20 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s := p.Stats(); s.Exported < 20 {
+		t.Errorf("stats %v: full batches waited for the delay", s)
+	}
 	_ = p.Shutdown(context.Background())
-	if s := p.Stats(); s.Exported != 10 {
-		t.Errorf("stats %v", s)
+	exp.mu.Lock()
+	defer exp.mu.Unlock()
+	if len(exp.records) != 25 || slices.Max(exp.batches) > 10 {
+		t.Errorf("%d records in requests of %v, want 25 in batches of at most 10", len(exp.records), exp.batches)
 	}
 }
 

@@ -61,6 +61,7 @@ type memExporter struct {
 	mu      sync.Mutex
 	records []*logpb.LogRecord
 	scopes  []string // each record's scope name
+	batches []int    // the records of each request
 	block   chan struct{}
 	fail    error
 }
@@ -90,6 +91,7 @@ func (e *memExporter) export(ctx context.Context, body []byte, n int, _ bool) (i
 			}
 		}
 	}
+	e.batches = append(e.batches, n)
 	return 0, nil
 }
 
