@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -514,16 +515,21 @@ func TestGRPCConcurrentExports(t *testing.T) {
 	t.Parallel()
 	col := &collector{}
 	c := newClient(t, grpcConfig(col.start(t)))
+	want, _ := testRequest(t, 3)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
 			_, body := testRequest(t, 3)
+			fresh := slices.Clone(body)
 			for range 5 {
 				if r := c.Export(context.Background(), body, 3, Normal); r.Err != nil {
 					t.Errorf("result %+v", r)
 				}
-				clear(body) // the caller may reuse body once Export returns
-				_, fresh := testRequest(t, 3)
+				// The caller may reuse body once Export returns: another
+				// message written over it must never reach the collector.
+				_, other := testRequest(t, 7)
+				copy(body, other)
+				time.Sleep(time.Millisecond)
 				copy(body, fresh)
 			}
 		})
@@ -531,6 +537,11 @@ func TestGRPCConcurrentExports(t *testing.T) {
 	wg.Wait()
 	if n := col.calls.Load(); n != 40 {
 		t.Errorf("collector got %d calls, want 40", n)
+	}
+	for i, got := range col.received() {
+		if !proto.Equal(got, want) {
+			t.Fatalf("request %d is not the one sent: the transport read the caller's buffer after Export returned", i)
+		}
 	}
 }
 
