@@ -346,8 +346,9 @@ func TestTornAndCorrupt(t *testing.T) {
 	}
 }
 
-// A live spool's files are never taken; two shippers on one directory take
-// each file once.
+// A live spool's files are never taken; shippers on one directory send
+// each record once. (A file may be taken by a second shipper after the
+// first has sent it all: then it holds nothing to send.)
 func TestClaims(t *testing.T) {
 	dir := t.TempDir()
 	for w := range 4 {
