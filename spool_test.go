@@ -373,6 +373,11 @@ func TestSpoolKilledAfterBurst(t *testing.T) {
 		// always unsettled when the child dies.
 		t.Errorf("nothing recovered of %d lines", n)
 	}
+	// Only what was in flight when the child died can arrive twice: one
+	// batch at most.
+	if dups > DefaultBatchSize {
+		t.Errorf("%d lines arrived twice, more than one batch of %d", dups, DefaultBatchSize)
+	}
 	t.Logf("%d of %d recovered after the kill; %d of them had also reached the collector from the killed child", rep.Stats.Recovered, n, dups)
 }
 
