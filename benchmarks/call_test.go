@@ -13,7 +13,8 @@ import (
 //
 // ns/op, B/op and allocs/op are testing's own, over the loop: the wall time
 // of a call, and the allocations of the whole process while the loop runs
-// (the export goroutine's included). runq-ns/op is the time, per call,
+// (the export goroutine's included); allocs/op is rounded down to a whole
+// number, so loop-allocs/op gives the same count unrounded. runq-ns/op is the time, per call,
 // that the process's threads spent runnable but waiting for a CPU during
 // the loop: what other processes (the receiver among them) took from the
 // wall time. caller-cpu-ns/op and caller-runq-ns/op split the calling
@@ -58,6 +59,7 @@ func BenchmarkCall(b *testing.B) {
 				n++
 			}
 			tcpu, twait := threadSched()
+			loopAllocs := mallocs() - m0
 			wait := runqWait() - w0
 			runtime.UnlockOSThread()
 			p.stop(b)
@@ -82,6 +84,7 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportMetric(float64(wait.Nanoseconds())/float64(n), "runq-ns/op")
 			b.ReportMetric(float64((tcpu-tcpu0).Nanoseconds())/float64(n), "caller-cpu-ns/op")
 			b.ReportMetric(float64((twait-twait0).Nanoseconds())/float64(n), "caller-runq-ns/op")
+			b.ReportMetric(float64(loopAllocs)/float64(n), "loop-allocs/op")
 			b.ReportMetric(float64(allocs)/float64(n), "total-allocs/op")
 			b.ReportMetric(peak, "peak-heap-MiB")
 			if name == "zap" {
