@@ -108,11 +108,8 @@ func newDiffPair(tb testing.TB) *diffPair {
 		WithServiceName(diffService),
 		WithResourceAttributes(diffResourceAttrs...),
 		WithLossWriter(nil),
-		// Exports only when flushed: a flush that comes while a timed
-		// export waits for its answer cancels it and sends the batch
-		// again (exporter.go, errFlushing), and a collector that had
-		// taken it then has it twice. That is the transport's business,
-		// not this test's; here it would only make the test flaky.
+		// Exports only when flushed, so that each side sends its records
+		// in the same requests, whatever the timing of the two runs.
 		WithScheduleDelay(time.Hour),
 		WithRequestBytes(8<<20))
 	if err != nil {
@@ -932,8 +929,8 @@ func diffCompare(sdkRL, ourRL []*logpb.ResourceLogs, from, to time.Time, bridged
 // diffNormalize returns a and b with an observed timestamp the pipelines
 // set themselves cleared, or left as they are, to show, if it is not what
 // each would set. The SDK sets it to the time of Emit; so does our Emit,
-// while our bridge takes zap's entry time, read a moment before (core.go's
-// writeWire): with zap's own clock that is the same instant, with the
+// while our bridge takes zap's entry time, read a moment before (wire.go's
+// setWireRecord): with zap's own clock that is the same instant, with the
 // test's clock it is the record's time.
 func diffNormalize(a, b *logpb.LogRecord, from, to time.Time, bridged bool) (*logpb.LogRecord, *logpb.LogRecord) {
 	in := func(ns uint64) bool {

@@ -34,7 +34,7 @@ func request(t *testing.T, res Resource, scope Scope, recs ...[]byte) *collogspb
 }
 
 // Nested messages of every length class decode: a length that needs one,
-// two or three varint bytes moves the content once, at the right offset.
+// two or three varint bytes is written at the right offset.
 func TestNestedLengths(t *testing.T) {
 	for _, n := range []int{0, 1, 120, 127, 128, 200, 16383, 16384, 70000, 3 << 20} {
 		s := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
