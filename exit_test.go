@@ -67,8 +67,7 @@ func TestExitWithoutCollector(t *testing.T) {
 // timeChildExit runs the child against endpoint and measures from its
 // "logged" line to its exit.
 func timeChildExit(t *testing.T, endpoint string) (time.Duration, string) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestExitWithoutCollector$")
-	cmd.Env = append(cleanEnviron(), exitChildEnv+"="+endpoint)
+	cmd := childCommand("TestExitWithoutCollector", exitChildEnv+"="+endpoint)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -90,16 +89,18 @@ func timeChildExit(t *testing.T, endpoint string) (time.Duration, string) {
 	return time.Since(logged), stderr.String()
 }
 
-// cleanEnviron is the environment without the OTEL_ variables, so that the
-// machine's cannot change the child's outcome.
-func cleanEnviron() []string {
-	var env []string
+// childCommand runs this test binary's test named test as a child
+// process, with env added to the environment less its OTEL_ and ZAPLENS_
+// variables, so that the machine's cannot change the child's outcome.
+func childCommand(test string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
+		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "ZAPLENS_") {
+			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	return env
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
 }
 
 // silentListener accepts connections and never answers.

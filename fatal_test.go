@@ -55,17 +55,23 @@ func TestFatalIsFlushed(t *testing.T) {
 		logger.Fatal("last words")
 		return
 	}
+	if got := runFatalChild(t, "TestFatalIsFlushed", fatalChildEnv); got != "before\nlast words\n" {
+		t.Errorf("child exported %q, want both lines", got)
+	}
+}
+
+// runFatalChild runs test as a child that exports to the file named in its
+// variable pathEnv and ends in zap's Fatal: it must exit with status 1. It
+// returns what the child exported.
+func runFatalChild(t *testing.T, test, pathEnv string) string {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "exported")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFatalIsFlushed$")
-	cmd.Env = append(os.Environ(), fatalChildEnv+"="+out)
-	err := cmd.Run()
+	err := childCommand(test, pathEnv+"="+out).Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("child ended with %v, want exit status 1", err)
 	}
 	got, _ := os.ReadFile(out)
-	if string(got) != "before\nlast words\n" {
-		t.Errorf("child exported %q, want both lines", got)
-	}
+	return string(got)
 }
 
 func TestPanicIsFlushed(t *testing.T) {
@@ -94,14 +100,7 @@ func TestFatalFromFilteredLoggerFlushes(t *testing.T) {
 		logger.Named("main").Fatal("bye")
 		return
 	}
-	out := filepath.Join(t.TempDir(), "exported")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFatalFromFilteredLoggerFlushes$")
-	cmd.Env = append(os.Environ(), filteredFatalChildEnv+"="+out)
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("child ended with %v, want exit status 1", err)
-	}
-	if got, _ := os.ReadFile(out); string(got) != "queued\n" {
+	if got := runFatalChild(t, "TestFatalFromFilteredLoggerFlushes", filteredFatalChildEnv); got != "queued\n" {
 		t.Errorf("child exported %q, want the queued line", got)
 	}
 }

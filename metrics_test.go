@@ -600,8 +600,7 @@ func TestAllocationsMetrics(t *testing.T) {
 	}
 	cleanEnv(t)
 	ctx, _ := spanContext(t)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 12), zap.Float64("loss", 0.41),
-		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
+	fields := caseOneFields(ctx)
 	allocs := map[bool]float64{}
 	for _, on := range []bool{false, true} {
 		opts := []ProviderOption{withDiscardExport()}

@@ -135,14 +135,7 @@ type childSpec struct {
 
 func startChild(t *testing.T, s childSpec) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSpoolChild$", "-test.count=1")
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "OTEL_") && !strings.HasPrefix(kv, "ZAPLENS_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, spoolChildEnv+"=1",
+	cmd := childCommand("TestSpoolChild", spoolChildEnv+"=1",
 		"ZAPLENS_SPOOL_DIR="+s.dir,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+s.endpoint,
 		"OTEL_SERVICE_NAME="+s.service,
