@@ -174,15 +174,21 @@ func (b *bridge) flushTerminal(l zapcore.Level, ce *zapcore.CheckedEntry) {
 // (a development logger). The hook is unexported; if this zap has none by
 // that name, the entry is flushed, as before.
 func zapWillPanic(ce *zapcore.CheckedEntry) bool {
-	if ce == nil {
+	if ce == nil || checkedEntryAfter == nil {
 		return true
 	}
-	after := reflect.ValueOf(ce).Elem().FieldByName("after")
-	if !after.IsValid() || after.Kind() != reflect.Interface {
-		return true
-	}
-	return !after.IsNil()
+	return !reflect.ValueOf(ce).Elem().FieldByIndex(checkedEntryAfter).IsNil()
 }
+
+// checkedEntryAfter is the index of zap's hook field in CheckedEntry, found
+// once; nil if this zap has no such interface field.
+var checkedEntryAfter = func() []int {
+	f, ok := reflect.TypeFor[zapcore.CheckedEntry]().FieldByName("after")
+	if !ok || f.Type.Kind() != reflect.Interface {
+		return nil
+	}
+	return f.Index
+}()
 
 // Write sends the entry. It never fails: what the bridge cannot send is
 // counted by [Core.Lost] and told on stderr at most once per interval, never
