@@ -19,15 +19,17 @@ func (p *Pipeline) run() {
 	defer timer.Stop()
 	stopping := false
 	for {
+		drain := stopping
 		if !stopping {
 			select {
 			case <-p.kick:
 			case <-timer.C:
+				drain = true
 			case <-p.stop:
-				stopping = true
+				stopping, drain = true, true
 			}
 		}
-		for p.exportOne(&b, stopping) {
+		for p.exportOne(&b, stopping, drain) {
 			if p.ctx.Err() != nil {
 				return
 			}
@@ -40,16 +42,19 @@ func (p *Pipeline) run() {
 }
 
 // exportOne sends one request if one is due, and reports whether it did.
-// Outside a flush or shutdown, a batch that is not full waits for the timer
-// that woke the loop; every wake-up sends what is there.
-func (p *Pipeline) exportOne(b *batcher, stopping bool) bool {
+// A request is due when a batch is full, when a flush or the shutdown waits,
+// or, with drain, when the schedule delay has passed. What a steady stream
+// adds while a request is in flight waits to fill a batch of its own: a
+// request costs the transport and the collector a fixed price, so fewer,
+// fuller requests cost less per line.
+func (p *Pipeline) exportOne(b *batcher, stopping, drain bool) bool {
 	p.mu.Lock()
 	p.kicked = false
-	if p.q.records == 0 {
+	final := stopping || p.flushAt > p.settled()
+	if p.q.records == 0 || !(drain || final || p.batchReady()) {
 		p.mu.Unlock()
 		return false
 	}
-	final := stopping || p.flushAt > p.settled()
 	queued := p.q.bytes
 	b.budget.start(p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource), p.scopes)
 	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, &b.budget, b.done[:0])

@@ -430,3 +430,63 @@ func TestBlockedProducerInNoCount(t *testing.T) {
 	}
 	checkSum(t, p.Counts())
 }
+
+// What a steady stream adds while a request is in flight waits to fill a
+// batch of its own, not a small request sent as the first one returns; the
+// schedule delay and a flush still send a batch that is not full.
+func TestStreamFillsBatches(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10 })
+	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	for i := range 10 {
+		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
+	}
+	for s.calls0() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 3 { // while the first request is in flight
+		p.Enqueue(sc, encoded(fmt.Sprint(10+i)), false)
+	}
+	close(s.block)
+	for p.Counts().Exported < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a premature request
+	if got := s.requestSizes(); len(got) != 1 {
+		t.Fatalf("requests %v: the 3 records added during the first went alone", got)
+	}
+	for i := range 9 {
+		p.Enqueue(sc, encoded(fmt.Sprint(13+i)), false)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.requestSizes(); fmt.Sprint(got) != "[10 10 2]" {
+		t.Errorf("requests %v, want [10 10 2]", got)
+	}
+
+	// The schedule delay sends a batch that is not full.
+	s2 := &sink{}
+	p2 := newTestPipeline(t, s2, func(c *Config) { c.MaxBatchRecords = 10; c.ScheduleDelay = 20 * time.Millisecond })
+	sc2 := p2.AddScope(otlpwire.NewScope("a", "", "", nil))
+	p2.Enqueue(sc2, encoded("late"), false)
+	deadline := time.Now().Add(5 * time.Second)
+	for s2.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if s2.count() != 1 {
+		t.Errorf("a lone record was not sent after the schedule delay")
+	}
+}
+
+func (s *sink) calls0() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+func (s *sink) requestSizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.requests...)
+}
