@@ -1,10 +1,12 @@
 package zaplens
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,6 +49,46 @@ type attrEncoder struct {
 	depth  int                  // how deep in a value this encoder's level lies
 	direct directWriter         // the direct way's state (see wire.go), kept for its room
 	record []byte               // a record's OTLP bytes, either way, kept from one record to the next
+	hold   bool                 // the field's own object or array is to be held (see heldValue)
+	held   heldValue
+}
+
+// A heldValue is the object or array a field becomes, held as its entries,
+// kvs[:n], not yet built into a map or slice value: the direct way writes
+// the entries straight to the record, and a value built and read back
+// costs two allocations. Held, the entries are what the value would hold:
+// a map's deduplicated and sorted by key as attribute.MapValue sorts them,
+// a slice's elements as the values of keyless attributes.
+type heldValue struct {
+	kind heldKind
+	key  attribute.Key
+	n    int
+}
+
+type heldKind uint8
+
+const (
+	heldNone heldKind = iota
+	heldMap
+	heldSlice
+)
+
+// attr builds the held value from its entries, for the general way.
+func (h heldValue) attr(entries []attribute.KeyValue) attribute.KeyValue {
+	if h.kind == heldMap {
+		return attribute.KeyValue{Key: h.key, Value: attribute.MapValue(entries...)}
+	}
+	vals := make([]attribute.Value, len(entries))
+	for i, kv := range entries {
+		vals[i] = kv.Value
+	}
+	return attribute.KeyValue{Key: h.key, Value: attribute.SliceValue(vals...)}
+}
+
+// holds tells whether a value about to be added under no open level is
+// the field's own, to hold: asked for, and nothing added before it.
+func (e *attrEncoder) holds(level int) bool {
+	return e.hold && level == 0 && len(e.kvs) == 0 && e.held.kind == heldNone
 }
 
 // maxPooledRecord keeps one huge record from pinning a huge buffer.
@@ -93,6 +135,7 @@ func (e *attrEncoder) reset() bool {
 	clear(e.top)
 	e.kvs, e.frames, e.top = e.kvs[:0], e.frames[:0], e.top[:0]
 	e.hasErr, e.err = false, nil
+	e.hold, e.held = false, heldValue{}
 	return true
 }
 
@@ -158,7 +201,7 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 	nkv, nframes := len(e.kvs), len(e.frames)
 	defer func() {
 		if r := recover(); r != nil {
-			e.kvs, e.frames = e.kvs[:nkv], e.frames[:nframes]
+			e.kvs, e.frames, e.held = e.kvs[:nkv], e.frames[:nframes], heldValue{}
 			if isNilPointer(f.Interface) {
 				// A method on a nil pointer, as zap reads a Stringer's.
 				e.addString(f.Key, "<nil>")
@@ -338,6 +381,13 @@ func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
 	a := getArrayEncoder(level + 1)
 	defer putArrayEncoder(a)
 	err := m.MarshalLogArray(a)
+	if e.holds(level) {
+		for _, v := range a.vals {
+			e.kvs = append(e.kvs, attribute.KeyValue{Value: v})
+		}
+		e.held = heldValue{kind: heldSlice, key: validKey(key), n: len(a.vals)}
+		return err
+	}
 	e.add(key, attribute.SliceValue(a.vals...))
 	return err
 }
@@ -348,12 +398,24 @@ func (e *attrEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
 	if e.depth+len(e.frames) >= maxValueDepth {
 		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddObject(key, m) })
 	}
+	hold := e.holds(e.depth + len(e.frames))
 	depth := len(e.frames)
 	e.OpenNamespace(key)
 	err := m.MarshalLogObject(e)
+	if hold {
+		e.closeFrames(depth + 1) // namespaces the object opened
+		e.frames = e.frames[:depth]
+		kvs := dedup(e.kvs)
+		slices.SortStableFunc(kvs, byKey) // as attribute.MapValue sorts
+		e.kvs = kvs
+		e.held = heldValue{kind: heldMap, key: validKey(key), n: len(kvs)}
+		return err
+	}
 	e.closeFrames(depth)
 	return err
 }
+
+func byKey(a, b attribute.KeyValue) int { return cmp.Compare(a.Key, b.Key) }
 
 func (e *attrEncoder) AddBinary(key string, v []byte)         { e.add(key, attribute.ByteSliceValue(v)) }
 func (e *attrEncoder) AddByteString(key string, v []byte)     { e.addString(key, string(v)) }

@@ -143,10 +143,12 @@ type directWriter struct {
 }
 
 // A convertedField is the general conversion of fields[index]: its
-// attributes are conv[start:end]; for zap.Error, a second one holds the
-// record's exception, with err.
+// attributes are conv[start:end], the first held.n of them a held object
+// or array's entries; for zap.Error, a second one holds the record's
+// exception, with err.
 type convertedField struct {
 	index, start, end int
+	held              heldValue
 	isException       bool
 	err               error
 }
@@ -243,13 +245,32 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	e := d.e
 	defer e.reset()
+	e.hold = true
 	e.addField(f)
-	kvs := d.keep(convertedField{index: i}, e.kvs)
+	c := d.keep(convertedField{index: i, held: e.held}, e.kvs)
 	if e.hasErr {
 		// The last zap.Error wins, as in the general way.
 		d.exception = d.keep(convertedField{index: i, isException: true, err: e.err}, e.top)
 	}
-	return d.addAttrs(d.conv[kvs.start:kvs.end])
+	kvs := d.conv[c.start:c.end]
+	return d.addHeld(c.held, kvs[:c.held.n]) && d.addAttrs(kvs[c.held.n:])
+}
+
+// addHeld writes a held object or array, if any, as one attribute.
+func (d *directWriter) addHeld(h heldValue, entries []attribute.KeyValue) bool {
+	if h.kind == heldNone {
+		return true
+	}
+	k, ok := d.key(string(h.key))
+	if !ok || k == "" {
+		return ok
+	}
+	if h.kind == heldMap {
+		d.b = otlpwire.AppendMapAttr(d.b, k, entries, d.lim)
+	} else {
+		d.b = otlpwire.AppendSliceAttr(d.b, k, entries, d.lim)
+	}
+	return true
 }
 
 // keep adds c, whose attributes are kvs, to what was converted.
@@ -311,6 +332,10 @@ func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
 // have: zap.Error's replace the exception.
 func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 	if !c.isException {
+		if c.held.kind != heldNone {
+			e.kvs = append(e.kvs, c.held.attr(kvs[:c.held.n]))
+			kvs = kvs[c.held.n:]
+		}
 		e.kvs = append(e.kvs, kvs...)
 		return
 	}

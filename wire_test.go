@@ -113,6 +113,12 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"user code that panics or fails", core, []zapcore.Field{zap.Stringer("p", diffPanicStringer{}),
 			zap.Stringer("nil", (*diffPtrStringer)(nil)), zap.Object("po", diffPanicObject{}), zap.Array("pa", diffPanicArray{}),
 			zap.Object("fo", diffFailObject{}), zap.Error(diffPanicErr{})}},
+		{"objects and arrays held as entries", core, []zapcore.Field{zap.Object("dup", diffMessyObject{}),
+			zap.Object("empty", zapcore.ObjectMarshalerFunc(func(zapcore.ObjectEncoder) error { return nil })),
+			zap.Ints("none", nil), zap.Objects("objs", []diffObject{{name: "a"}, {name: "b"}}), zap.Object("deep", diffDeep(70)),
+			zap.Array("nested", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+				return a.AppendArray(zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error { a.AppendInt(1); return nil }))
+			})), zap.Object("\xffbad", diffMessyObject{})}},
 		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
 		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
 	}
@@ -464,4 +470,20 @@ func TestDirectKeepsNoHugeMemo(t *testing.T) {
 	if c, k := cap(e.direct.conv), cap(e.direct.converted); c > maxPooledAttrs || k > maxPooledAttrs {
 		t.Errorf("kept room for %d attributes and %d conversions", c, k)
 	}
+}
+
+// diffMessyObject repeats a key, writes its keys out of order and opens a
+// namespace of its own: held, its entries must still be what the map
+// value would hold.
+type diffMessyObject struct{}
+
+func (diffMessyObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("z", "1")
+	enc.AddString("a", "2")
+	enc.AddString("z", "3")
+	enc.AddString("bad\xff", "v\xff")
+	enc.OpenNamespace("inner")
+	enc.AddInt("k", 1)
+	enc.AddInt("k", 2)
+	return nil
 }

@@ -61,6 +61,32 @@ func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
 	return appendVarint(b, protowire.EncodeBool(v))
 }
 
+// AppendMapAttr appends an attribute whose value is a map of kvs: the bytes
+// AppendAttr writes for attribute.MapValue(kvs...), once kvs are sorted by
+// key as MapValue sorts them. A writer that has the entries at hand need
+// not build the value, which costs an allocation, and another to read.
+func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) []byte {
+	e := encoder{Limits: lim}
+	b, start := begin(b, recAttributes)
+	b = appendStringField(b, kvKey, e.valid(key))
+	b, value := begin(b, kvValue)
+	b = e.appendMap(b, kvs, maxDepth-1)
+	return end(end(b, value), start)
+}
+
+// AppendSliceAttr appends an attribute whose value is a slice of the
+// values of elems (their keys unused): the bytes AppendAttr writes for
+// attribute.SliceValue of those values, without building it.
+func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limits) []byte {
+	e := encoder{Limits: lim}
+	b, start := begin(b, recAttributes)
+	b = appendStringField(b, kvKey, e.valid(key))
+	b, value := begin(b, kvValue)
+	b, array := begin(b, anyArray)
+	b = appendElems(e, b, elems, func(kv attribute.KeyValue) attribute.Value { return kv.Value }, maxDepth-1)
+	return end(end(end(b, array), value), start)
+}
+
 // AppendAttr appends an attribute of any value, under the depth limit
 // AppendRecord applies.
 func AppendAttr(b []byte, kv attribute.KeyValue, lim Limits) []byte {

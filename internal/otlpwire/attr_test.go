@@ -20,6 +20,7 @@ func TestTypedAttrsMatchAppendAttr(t *testing.T) {
 		{AttributeCount: 128, ValueLength: 3, CheckUTF8: true},
 		{AttributeCount: -1, ValueLength: -1, CheckUTF8: true},
 		{AttributeCount: 128, ValueLength: 0},
+		{AttributeCount: 128, ValueLength: -1, UniqueMaps: true},
 	}
 	for _, lim := range limits {
 		for _, key := range strs {
@@ -43,7 +44,39 @@ func TestTypedAttrsMatchAppendAttr(t *testing.T) {
 			for _, v := range []bool{false, true} {
 				check("bool", AppendBoolAttr(nil, key, v, lim), attribute.Bool(key, v))
 			}
+			for _, kvs := range compositeEntries(strs) {
+				sorted := attribute.MapValue(kvs...).AsMap() // the order MapValue keeps
+				check("map", AppendMapAttr(nil, key, sorted, lim),
+					attribute.KeyValue{Key: attribute.Key(key), Value: attribute.MapValue(kvs...)})
+				vals := make([]attribute.Value, len(kvs))
+				for i, kv := range kvs {
+					vals[i] = kv.Value
+				}
+				check("slice", AppendSliceAttr(nil, key, kvs, lim),
+					attribute.KeyValue{Key: attribute.Key(key), Value: attribute.SliceValue(vals...)})
+			}
 		}
+	}
+}
+
+// compositeEntries are maps' entries and slices' elements of each kind: none,
+// repeated keys, long and invalid strings, and values nested past the depth
+// limit.
+func compositeEntries(strs []string) [][]attribute.KeyValue {
+	deep := attribute.StringValue("bottom")
+	for range maxDepth + 2 {
+		deep = attribute.SliceValue(deep, attribute.MapValue(attribute.Int("n", 1)))
+	}
+	var all []attribute.KeyValue
+	for _, s := range strs {
+		all = append(all, attribute.String(s, s))
+	}
+	return [][]attribute.KeyValue{
+		nil,
+		{attribute.Int("b", 2), attribute.Bool("a", true), attribute.Int("b", 3)},
+		all,
+		{{Key: "deep", Value: deep}, attribute.Float64("f", 0.5)},
+		{{Key: "m", Value: attribute.MapValue(attribute.String("z", "1"), attribute.String("z", "2"))}},
 	}
 }
 
