@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -316,7 +317,7 @@ func (sh *Shipper) ship(o orphan) bool {
 	settled := min(c.settled, uint64(len(c.records)))
 	var req otlpwire.Request
 	var batch []frame
-	backoff := time.Second
+	step := firstBackoff
 	for settled < uint64(len(c.records)) {
 		var next uint64
 		batch, next = sh.batch(batch[:0], c, settled)
@@ -327,14 +328,14 @@ func (sh *Shipper) ship(o orphan) bool {
 			exported, rejected, ok = sh.export(body, n)
 		}
 		if !ok {
-			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !sh.wait(backoff) {
+			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !retryWait(sh, jitter(step)) {
 				syscall.Close(o.fd)
 				return false
 			}
-			backoff = min(2*backoff, 30*time.Second)
+			step = min(2*step, maxBackoff)
 			continue
 		}
-		backoff = time.Second
+		step = firstBackoff
 		settled = next
 		var hdr [8]byte
 		order.PutUint64(hdr[:], settled)
@@ -371,6 +372,25 @@ func (sh *Shipper) final() bool {
 		return false
 	}
 }
+
+// The steps of the backoff between tries of a failed export double from
+// firstBackoff up to maxBackoff.
+const (
+	firstBackoff = time.Second
+	maxBackoff   = 30 * time.Second
+)
+
+// jitter is a wait between half of step and step, at random: ranks that
+// restarted together, and failed together against a collector that was
+// down, do not all try again at once when it comes back, as the OTLP
+// specification asks; half is kept so that no rank retries at once.
+func jitter(step time.Duration) time.Duration {
+	return step/2 + rand.N(step/2)
+}
+
+// retryWait is the wait before a failed export is tried again: a variable,
+// so that a test can see the waits without taking them.
+var retryWait = (*Shipper).wait
 
 // wait sleeps d, and reports false when Stop came first: the next attempt
 // is the last pass's.

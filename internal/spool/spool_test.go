@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -436,6 +437,33 @@ func TestShipRetries(t *testing.T) {
 	sh = shipAll(t, dir, &r, false)
 	if c := sh.Counts(); c.Left() != 0 || c.Exported != 10 || len(segFiles(t, dir)) != 0 {
 		t.Fatalf("after retrying: %+v, files %v", c, segFiles(t, dir))
+	}
+}
+
+// A background shipper's waits between failed exports grow to the bound,
+// each by a random part of its step: ranks that restarted together do not
+// retry in lockstep, and no wait passes the bound.
+func TestShipRetryJitter(t *testing.T) {
+	old := retryWait
+	t.Cleanup(func() { retryWait = old })
+	var waits []time.Duration // written by the shipper, read after Done
+	retryWait = func(_ *Shipper, d time.Duration) bool { waits = append(waits, d); return true }
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	s.Append(0, encoded("line"))
+	s.Close(context.Background())
+	steps := []time.Duration{1, 2, 4, 8, 16, 30, 30, 30, 30}
+	r := received{fail: len(steps)}
+	if c := shipAll(t, dir, &r, false).Counts(); c.Exported != 1 || len(waits) != len(steps) {
+		t.Fatalf("%+v after waits %v: want the record sent after %d waits", c, waits, len(steps))
+	}
+	for i, d := range waits {
+		if step := steps[i] * time.Second; d < step/2 || d >= step {
+			t.Errorf("wait %d: %v, want at least %v and under %v", i, d, step/2, step)
+		}
+	}
+	if capped := waits[len(waits)-4:]; slices.Equal(capped, slices.Repeat(capped[:1], 4)) {
+		t.Errorf("waits at the bound all %v: no jitter", capped[0])
 	}
 }
 
