@@ -2,9 +2,13 @@ package spool
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
 // BenchmarkAppend is the spool's part of a logging call: a record of the
@@ -24,6 +28,53 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkShip is a restarted process sending what one that died left:
+// four files' worth of the busy rank's records, of two scopes, to a
+// collector that takes every request at once.
+func BenchmarkShip(b *testing.B) {
+	files := fullFiles(b, 4)
+	export := func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
+	for range b.N {
+		b.StopTimer()
+		dir := b.TempDir()
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 512, MaxRequestBytes: 4 << 20,
+			ExportTimeout: time.Minute, Once: true})
+		<-sh.Done()
+		if c := sh.Counts(); c.Files != uint64(len(files)) || c.Left() != 0 || c.Exported == 0 {
+			b.Fatalf("counts %+v", c)
+		}
+	}
+}
+
+// fullFiles is the contents, by name, of n default-size files full of
+// records that a spool closed without settling.
+func fullFiles(b *testing.B, n int) map[string][]byte {
+	dir := b.TempDir()
+	s := openTest(b, dir, func(c *Config) { c.SegmentBytes = DefaultSegmentBytes; c.MaxBytes = DefaultMaxBytes })
+	rec := encoded("step progress, a line of the usual size with four fields of the usual kind: step, i, loss and phase; about two hundred bytes in all")
+	for i := 0; i < n*DefaultSegmentBytes/frameSize(len(rec))-n; i++ {
+		for s.Append(i%2, rec) != pipeline.Journaled {
+			time.Sleep(time.Millisecond) // no file ready yet: the housekeeper makes them
+		}
+	}
+	s.Close(context.Background())
+	out := map[string][]byte{}
+	for _, path := range segFiles(b, dir) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[filepath.Base(path)] = data
+	}
+	return out
 }
 
 func processCPU() time.Duration {

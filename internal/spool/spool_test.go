@@ -106,7 +106,7 @@ func shipAll(t *testing.T, dir string, r *received, once bool) *Shipper {
 	return sh
 }
 
-func segFiles(t *testing.T, dir string) []string {
+func segFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(dir, "*.seg"))
 	if err != nil {
