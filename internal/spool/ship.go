@@ -124,6 +124,12 @@ type orphan struct {
 	path string
 	fd   int
 	segmentName
+
+	// What read found, kept from the count to the shipping: the file is
+	// read once.
+	mem []byte    // the file, mapped
+	c   *contents // nil when the file is not a spool file, or not readable
+	err error     // why it was not readable
 }
 
 func (sh *Shipper) run() {
@@ -134,10 +140,10 @@ func (sh *Shipper) run() {
 		sh.setErr(err)
 	}
 	sh.count(orphans)
-	for i, o := range orphans {
-		if !sh.ship(o) {
-			for _, rest := range orphans[i+1:] {
-				syscall.Close(rest.fd)
+	for i := range orphans {
+		if !sh.ship(&orphans[i]) {
+			for j := i + 1; j < len(orphans); j++ {
+				orphans[j].close() // not a copy: no pointer into its mapping is left
 			}
 			return
 		}
@@ -232,19 +238,18 @@ func lockFile(path string) (int, bool) {
 func (sh *Shipper) count(orphans []orphan) {
 	var found, torn uint64
 	procs := map[string]bool{}
-	for _, o := range orphans {
+	for i := range orphans {
+		o := &orphans[i]
 		procs[o.prefix] = true
-		b, err := readFd(o.fd)
-		if err != nil {
+		if o.err = o.read(); o.err != nil {
 			continue
 		}
-		c, err := parse(b)
-		if err != nil {
+		if o.c == nil {
 			torn++
 			continue
 		}
-		found += c.unsent()
-		torn += uint64(c.torn)
+		found += o.c.unsent()
+		torn += uint64(o.c.torn)
 	}
 	sh.mu.Lock()
 	sh.counts.Processes = uint64(len(procs))
@@ -276,44 +281,70 @@ func (c *contents) unsent() uint64 {
 	return n
 }
 
-func readFd(fd int) ([]byte, error) {
+// read maps the file and parses it, for both the count and the shipping.
+func (o *orphan) read() error {
+	mem, err := readFile(o.fd)
+	if err != nil {
+		return err
+	}
+	o.mem = mem
+	return guardFault(func() { o.c, _ = parse(mem) })
+}
+
+// readFile is mapFile; a test counts the reads through it.
+var readFile = mapFile
+
+// mapFile maps a file to read. Mapped, not copied into the heap: what the
+// count read is kept until it is sent, maybe through a long outage of the
+// collector, and in the page cache the kernel can take it back when
+// memory is short, and read it again when it is sent.
+func mapFile(fd int) ([]byte, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	b := make([]byte, st.Size)
-	for off := 0; off < len(b); {
-		n, err := syscall.Pread(fd, b[off:], int64(off))
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return b[:off], nil
-		}
-		off += n
+	if st.Size == 0 {
+		return nil, nil // mmap refuses an empty file; parse, not this, refuses it
 	}
-	return b, nil
+	return syscall.Mmap(fd, 0, int(st.Size), syscall.PROT_READ, syscall.MAP_SHARED)
+}
+
+// close lets the file go: its mapping, and its lock.
+func (o *orphan) close() {
+	if o.mem != nil {
+		syscall.Munmap(o.mem)
+	}
+	syscall.Close(o.fd)
+	o.mem, o.c = nil, nil
 }
 
 // ship sends one file's unsettled records and removes it. It reports false
 // when it stopped with records left: the file stays, and its lock is let go.
-func (sh *Shipper) ship(o orphan) bool {
-	b, err := readFd(o.fd)
-	if err != nil {
-		sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
-		syscall.Close(o.fd)
-		return true
-	}
-	c, err := parse(b)
-	if err != nil {
+func (sh *Shipper) ship(o *orphan) bool {
+	defer o.close()
+	if o.c == nil && o.err == nil {
 		// Not a spool file at all: nothing in it can be sent.
 		syscall.Unlink(o.path)
-		syscall.Close(o.fd)
 		return true
 	}
+	sent := false
+	if o.err == nil {
+		sent, o.err = sh.send(o)
+	}
+	if o.err != nil {
+		sh.setErr(fmt.Errorf("spool %s: %w", o.path, o.err))
+		return true
+	}
+	if sent {
+		syscall.Unlink(o.path)
+	}
+	return sent
+}
+
+// send exports the file's unsettled records, marking them settled as the
+// collector acknowledges them, and reports whether it sent them all.
+func (sh *Shipper) send(o *orphan) (bool, error) {
+	c := o.c
 	settled := min(c.settled, uint64(len(c.records)))
 	var req otlpwire.Request
 	var batch []frame
@@ -324,13 +355,15 @@ func (sh *Shipper) ship(o orphan) bool {
 		n := len(batch)
 		exported, rejected, ok := n, 0, true
 		if n > 0 {
-			body := build(&req, c, batch)
+			var body []byte
+			if err := guardFault(func() { body = build(&req, c, batch) }); err != nil {
+				return false, err
+			}
 			exported, rejected, ok = sh.export(body, n)
 		}
 		if !ok {
 			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !retryWait(sh, jitter(step)) {
-				syscall.Close(o.fd)
-				return false
+				return false, nil
 			}
 			step = min(2*step, maxBackoff)
 			continue
@@ -345,9 +378,7 @@ func (sh *Shipper) ship(o orphan) bool {
 		sh.counts.Rejected += uint64(rejected)
 		sh.mu.Unlock()
 	}
-	syscall.Unlink(o.path)
-	syscall.Close(o.fd)
-	return true
+	return true, nil
 }
 
 // export sends one request and reports what the collector did with it; ok

@@ -440,6 +440,49 @@ func TestShipRetries(t *testing.T) {
 	}
 }
 
+// The shipper reads each file it takes once, for its count and its
+// sending both.
+func TestShipReadsEachFileOnce(t *testing.T) {
+	old := readFile
+	t.Cleanup(func() { readFile = old })
+	reads := map[int]int{} // by descriptor; written by the shipper, read after Done
+	readFile = func(fd int) ([]byte, error) { reads[fd]++; return old(fd) }
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 3000 {
+		s.Append(i%2, encoded(fmt.Sprintf("line %d", i)))
+	}
+	s.Close(context.Background())
+	var r received
+	sh := shipAll(t, dir, &r, true)
+	if c := sh.Counts(); c.Files < 2 || c.Exported != 3000 || len(reads) != int(c.Files) {
+		t.Fatalf("counts %+v, reads by descriptor %v: want every record sent from several files", c, reads)
+	}
+	for fd, n := range reads {
+		if n != 1 {
+			t.Errorf("descriptor %d read %d times", fd, n)
+		}
+	}
+}
+
+// A file cut short after the shipper counted it, under its mapping, is an
+// error of that file, not the death of the process.
+func TestShipFileCutShort(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	s.Append(0, encoded("line"))
+	s.Close(context.Background())
+	files := segFiles(t, dir)
+	var r received
+	sh := Ship(ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
+		ExportTimeout: 5 * time.Second, Once: true,
+		Say: func(string) { os.Truncate(files[0], 0) }}) // between the count and the sending
+	<-sh.Done()
+	if c := sh.Counts(); c.Found != 1 || c.Exported != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
+		t.Fatalf("counts %+v, error %v: want the record found, not sent, and the file's error", c, sh.Err())
+	}
+}
+
 // A background shipper's waits between failed exports grow to the bound,
 // each by a random part of its step: ranks that restarted together do not
 // retry in lockstep, and no wait passes the bound.
