@@ -97,47 +97,111 @@ func ScopeOverhead(s Scope) int { return FieldSize(len(s.field)+len(s.schemaURL)
 // each with its records. It keeps the records until Bytes, which writes
 // the request in one pass with every length known ahead: a length written
 // after its content would move a whole batch, megabytes, to make room.
-// Reuse it with Reset.
+// Reuse it with Reset: once grown, it allocates nothing.
 type Request struct {
 	buf     []byte
 	res     Resource
-	scopes  []scopeRecords
+	table   []Scope        // the scopes records are of, by number
+	scopes  []scopeRecords // those of this request's records, in the order each first came
 	records [][]byte
+
+	// Grouping: records came mixed when one came after a record of a scope
+	// that first came later than its own; runs then holds each record's
+	// place in scopes, for group.
+	places  []int32 // by scope number: its place in scopes, plus one; 0 for none
+	mixed   bool
+	runs    []int32
+	grouped [][]byte // group's scratch
 }
 
-// scopeRecords is one scope's run of records: records[first:] up to the
-// next run's first; size is their fields' bytes.
+// scopeRecords is one scope's n records, records[first:first+n] once
+// grouped; size is their fields' bytes.
 type scopeRecords struct {
-	scope       Scope
-	first, size int
+	scope          Scope
+	number         int
+	first, n, size int
 }
 
-// Reset starts a request for res, keeping the buffers.
-func (w *Request) Reset(res Resource) {
+// Reset starts a request for res, of records of the given scopes, keeping
+// the buffers.
+func (w *Request) Reset(res Resource, scopes []Scope) {
+	for _, s := range w.scopes {
+		w.places[s.number] = 0
+	}
+	if len(w.places) < len(scopes) {
+		w.places = append(w.places, make([]int32, len(scopes)-len(w.places))...)
+	}
 	clear(w.records)
-	w.buf, w.res, w.scopes, w.records = w.buf[:0], res, w.scopes[:0], w.records[:0]
+	w.buf, w.res, w.table, w.scopes, w.records = w.buf[:0], res, scopes, w.scopes[:0], w.records[:0]
+	w.mixed, w.runs = false, w.runs[:0]
 }
 
-// Scope starts the records of s; the records of one scope should be added
-// together, as the SDK groups them.
-func (w *Request) Scope(s Scope) {
-	w.scopes = append(w.scopes, scopeRecords{scope: s, first: len(w.records)})
-}
-
-// Add adds one record of the scope last started (the empty scope if none
-// was): the content of a LogRecord message, as AppendRecord writes it. It
-// is kept, not copied, until the next Reset.
-func (w *Request) Add(record []byte) {
-	if len(w.scopes) == 0 {
-		w.Scope(Scope{})
+// Add adds one record of the k-th of the scopes given to Reset: the content
+// of a LogRecord message, as AppendRecord writes it, kept, not copied,
+// until the next Reset. Records may come with their scopes in any order:
+// Bytes writes them grouped, as the SDK does, the scopes in the order each
+// first came, and each scope's records in the order they came.
+func (w *Request) Add(k int, record []byte) {
+	p := int(w.places[k]) - 1
+	if p < 0 {
+		p = w.start(k)
+	} else if !w.mixed && p < len(w.scopes)-1 {
+		w.mix()
+	}
+	if w.mixed {
+		w.runs = append(w.runs, int32(p))
 	}
 	w.records = append(w.records, record)
-	w.scopes[len(w.scopes)-1].size += FieldSize(len(record))
+	s := &w.scopes[p]
+	s.n++
+	s.size += FieldSize(len(record))
+}
+
+// start adds the k-th scope to the request's, and returns its place there.
+func (w *Request) start(k int) int {
+	w.scopes = append(w.scopes, scopeRecords{scope: w.table[k], number: k, first: len(w.records)})
+	w.places[k] = int32(len(w.scopes))
+	return len(w.scopes) - 1
+}
+
+// mix notes that the records came mixed: runs gets the place of the scope
+// of each record so far, which came grouped.
+func (w *Request) mix() {
+	w.mixed = true
+	w.runs = w.runs[:0]
+	for i, s := range w.scopes {
+		for range s.n {
+			w.runs = append(w.runs, int32(i))
+		}
+	}
+}
+
+// group orders mixed records by scope, stably: a counting sort, with no map
+// and no comparison.
+func (w *Request) group() {
+	if !w.mixed {
+		return
+	}
+	at := 0
+	for i := range w.scopes {
+		s := &w.scopes[i]
+		s.first, at, s.n = at, at+s.n, 0 // n counts them again as they are placed
+	}
+	w.grouped = slices.Grow(w.grouped[:0], len(w.records))[:len(w.records)]
+	for i, r := range w.records {
+		s := &w.scopes[w.runs[i]]
+		w.grouped[s.first+s.n] = r
+		s.n++
+	}
+	w.records, w.grouped = w.grouped, w.records
+	clear(w.grouped) // pins no record
+	w.mixed = false
 }
 
 // Bytes writes the request and returns its bytes, valid until the next
 // Reset.
 func (w *Request) Bytes() []byte {
+	w.group()
 	rl := len(w.res.field) + stringFieldSize(w.res.schemaURL)
 	for _, s := range w.scopes {
 		rl += FieldSize(s.contentSize())
@@ -146,15 +210,11 @@ func (w *Request) Bytes() []byte {
 	w.buf = appendTag(w.buf, reqResourceLogs, protowire.BytesType)
 	w.buf = appendVarint(w.buf, uint64(rl))
 	w.buf = append(w.buf, w.res.field...)
-	for i, s := range w.scopes {
-		last := len(w.records)
-		if i+1 < len(w.scopes) {
-			last = w.scopes[i+1].first
-		}
+	for _, s := range w.scopes {
 		w.buf = appendTag(w.buf, rlScopeLogs, protowire.BytesType)
 		w.buf = appendVarint(w.buf, uint64(s.contentSize()))
 		w.buf = append(w.buf, s.scope.field...)
-		for _, r := range w.records[s.first:last] {
+		for _, r := range w.records[s.first : s.first+s.n] {
 			w.buf = appendTag(w.buf, slLogRecords, protowire.BytesType)
 			w.buf = appendLenBytes(w.buf, r)
 		}

@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,9 @@ func decode(t *testing.T, b []byte) *collogspb.ExportLogsServiceRequest {
 
 func request(t *testing.T, res Resource, scope Scope, recs ...[]byte) *collogspb.ExportLogsServiceRequest {
 	var w Request
-	w.Reset(res)
-	w.Scope(scope)
+	w.Reset(res, []Scope{scope})
 	for _, r := range recs {
-		w.Add(r)
+		w.Add(0, r)
 	}
 	return decode(t, w.Bytes())
 }
@@ -135,16 +135,15 @@ func TestRecordFields(t *testing.T) {
 // request: every length is written once, at its place.
 func TestRequestMatchesMarshal(t *testing.T) {
 	res := NewResource([]attribute.KeyValue{attribute.String("service.name", "train")}, "https://res")
-	scopes := []Scope{NewScope("a", "1", "https://a", nil), NewScope("", "", "", nil), NewScope("c", "", "", nil)}
+	a, c := NewScope("a", "1", "https://a", nil), NewScope("c", "", "", nil)
 	var w Request
-	w.Reset(res)
+	w.Reset(res, []Scope{a, {}, c, a, {}, c}) // a scope under two numbers: two ScopeLogs
 	var recs [][]byte
 	for i, n := range []int{0, 100, 127, 128, 20000, 3 << 19} {
-		w.Scope(scopes[i%len(scopes)])
 		for j := range 3 {
 			rec := AppendRecord(nil, &Record{Body: attribute.StringValue(strings.Repeat("x", n+j))}, nil, DefaultLimits)
 			recs = append(recs, rec)
-			w.Add(rec)
+			w.Add(i, rec)
 		}
 	}
 	got := w.Bytes()
@@ -161,10 +160,57 @@ func TestRequestMatchesMarshal(t *testing.T) {
 	if n := len(decode(t, got).ResourceLogs[0].ScopeLogs); n != 6 {
 		t.Fatalf("%d scopes, want 6", n)
 	}
-	w.Reset(res) // reused, and a record with no scope started: the empty one
-	w.Add(recs[0])
+	w.Reset(res, []Scope{{}}) // reused
+	w.Add(0, recs[0])
 	again := decode(t, w.Bytes())
 	if sl := again.ResourceLogs[0].ScopeLogs; len(sl) != 1 || sl[0].Scope != nil || len(sl[0].LogRecords) != 1 {
-		t.Fatal("a reused request kept old records, or a record with no scope was lost")
+		t.Fatal("a reused request kept old records or scopes")
+	}
+}
+
+// Records of scopes in any order are written grouped: the scopes in the
+// order each first came, each scope's records in the order they came. A
+// reused request groups each batch afresh, and allocates nothing.
+func TestRequestGroupsByScope(t *testing.T) {
+	res := NewResource(nil, "")
+	scopes := []Scope{NewScope("a", "", "", nil), NewScope("b", "", "", nil), NewScope("c", "", "", nil)}
+	var recs [][]byte
+	for i := range 6 {
+		recs = append(recs, AppendRecord(nil, &Record{Body: attribute.StringValue(strconv.Itoa(i))}, nil, DefaultLimits))
+	}
+	var w Request
+	build := func(numbers []int) []byte {
+		w.Reset(res, scopes)
+		for i, k := range numbers {
+			w.Add(k, recs[i])
+		}
+		return w.Bytes()
+	}
+	for _, tc := range []struct {
+		numbers []int
+		want    string
+	}{
+		{[]int{2, 0, 2, 1, 0}, "c0 c2 a1 a4 b3"},
+		{[]int{1, 1, 0, 2, 0}, "b0 b1 a2 a4 c3"},
+		{[]int{0, 1, 0, 2, 1, 2}, "a0 a2 b1 b4 c3 c5"},
+		{[]int{0, 0, 1, 1, 2}, "a0 a1 b2 b3 c4"},
+		{[]int{0, 0}, "a0 a1"},
+	} {
+		body := build(tc.numbers)
+		if again := w.Bytes(); string(again) != string(body) {
+			t.Errorf("%v: a second Bytes wrote another request", tc.numbers)
+		}
+		var got []string
+		for _, sl := range decode(t, body).ResourceLogs[0].ScopeLogs {
+			for _, lr := range sl.LogRecords {
+				got = append(got, sl.Scope.GetName()+lr.Body.GetStringValue())
+			}
+		}
+		if g := strings.Join(got, " "); g != tc.want {
+			t.Errorf("%v: got %s, want %s", tc.numbers, g, tc.want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { build([]int{2, 0, 2, 1, 0}) }); n != 0 {
+		t.Errorf("a reused request allocates %v times a batch", n)
 	}
 }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
@@ -119,72 +118,16 @@ type batcher struct {
 	done    []*chunk
 	req     otlpwire.Request
 	budget  budget
-
-	// Scratch for grouping records by scope.
-	grouped []record
-	rank    []int // by scope: its place among the batch's scopes, -1 for none
-	starts  []int // by place: where its scope's records go next
 }
 
-// build groups the taken records by scope, in the order each scope first
-// appears and in their own order within it, as the SDK's exporter does.
+// build writes the taken records into a request, which groups them by
+// scope as the SDK's exporter does.
 func (b *batcher) build(res otlpwire.Resource, scopes []otlpwire.Scope) []byte {
-	b.group(len(scopes))
-	b.req.Reset(res)
-	for i, r := range b.records {
-		if i == 0 || r.scope != b.records[i-1].scope {
-			b.req.Scope(scopes[r.scope])
-		}
-		b.req.Add(r.data)
+	b.req.Reset(res, scopes)
+	for _, r := range b.records {
+		b.req.Add(r.scope, r.data)
 	}
 	return b.req.Bytes()
-}
-
-// group orders b.records by scope, stably, scopes in first-seen order: a
-// counting sort, with no map and no comparison. A batch of one scope, the
-// common case, is left as it is.
-func (b *batcher) group(nscopes int) {
-	if oneScope(b.records) {
-		return
-	}
-	if len(b.rank) < nscopes {
-		b.rank = slices.Grow(b.rank, nscopes-len(b.rank))
-		for len(b.rank) < nscopes {
-			b.rank = append(b.rank, -1)
-		}
-	}
-	b.starts = b.starts[:0]
-	for _, r := range b.records {
-		if b.rank[r.scope] < 0 {
-			b.rank[r.scope] = len(b.starts)
-			b.starts = append(b.starts, 0)
-		}
-		b.starts[b.rank[r.scope]]++
-	}
-	at := 0
-	for i, n := range b.starts {
-		b.starts[i], at = at, at+n
-	}
-	b.grouped = slices.Grow(b.grouped[:0], len(b.records))[:len(b.records)]
-	for _, r := range b.records {
-		k := b.rank[r.scope]
-		b.grouped[b.starts[k]] = r
-		b.starts[k]++
-	}
-	for _, r := range b.records {
-		b.rank[r.scope] = -1
-	}
-	b.records, b.grouped = b.grouped, b.records
-	clear(b.grouped) // pins no chunk
-}
-
-func oneScope(records []record) bool {
-	for i := 1; i < len(records); i++ {
-		if records[i].scope != records[0].scope {
-			return false
-		}
-	}
-	return true
 }
 
 // A budget is the bytes a request has left for records. A scope's own

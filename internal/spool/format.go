@@ -156,9 +156,25 @@ type frame struct {
 type contents struct {
 	settled  uint64 // records that need not be sent
 	resource otlpwire.Resource
-	scopes   map[uint32]otlpwire.Scope
-	records  []frame // every record frame, the settled ones included; a corrupt one has a nil payload
-	torn     int     // torn or corrupt frames, and junk after the last frame
+	// scopes are numbered from 0 as parse first meets each, and a record's
+	// kind is its scope's number here, not the file's: a request groups
+	// records by numbers it can index a slice with.
+	scopes  []otlpwire.Scope
+	places  map[uint32]uint32 // the file's scope numbers to these
+	records []frame           // every record frame, the settled ones included; a corrupt one has a nil payload
+	torn    int               // torn or corrupt frames, and junk after the last frame
+}
+
+// place is the number in c.scopes of the scope the file numbers k; a scope
+// whose frame is missing or corrupt is the empty one.
+func (c *contents) place(k uint32) uint32 {
+	n, ok := c.places[k]
+	if !ok {
+		n = uint32(len(c.scopes))
+		c.places[k] = n
+		c.scopes = append(c.scopes, otlpwire.Scope{})
+	}
+	return n
 }
 
 var errNotSegment = errors.New("not a spool file: bad header")
@@ -177,7 +193,7 @@ func parse(b []byte) (*contents, error) {
 	}
 	c := &contents{
 		settled: order.Uint64(b[offSettled:]),
-		scopes:  map[uint32]otlpwire.Scope{},
+		places:  map[uint32]uint32{},
 	}
 	end := len(b)
 	if size >= start && size < end {
@@ -203,7 +219,7 @@ func parse(b []byte) (*contents, error) {
 				return c, nil
 			}
 			if f.kind < kindFirst {
-				c.records = append(c.records, frame{kind: f.kind})
+				c.records = append(c.records, frame{}) // its scope cannot be trusted either
 			}
 			off = next
 			continue
@@ -217,13 +233,13 @@ func parse(b []byte) (*contents, error) {
 			}
 		case kindScope:
 			if i, s, err := parseScope(f.payload); err == nil {
-				c.scopes[i] = s
+				c.scopes[c.place(i)] = s
 			} else {
 				c.torn++
 			}
 		default:
 			if f.kind < kindFirst {
-				c.records = append(c.records, f)
+				c.records = append(c.records, frame{kind: c.place(f.kind), payload: f.payload})
 			} else {
 				c.torn++
 			}

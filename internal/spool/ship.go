@@ -468,22 +468,12 @@ func (sh *Shipper) batch(dst []frame, c *contents, from uint64) ([]frame, uint64
 	return dst, i
 }
 
-// build writes a request of the records, grouped by scope in the order each
-// first appears, as the pipeline groups them.
+// build writes a request of the records, which groups them by scope as
+// the pipeline's requests do.
 func build(req *otlpwire.Request, c *contents, records []frame) []byte {
-	first := map[uint32]int{}
-	for i, r := range records {
-		if _, ok := first[r.kind]; !ok {
-			first[r.kind] = i
-		}
-	}
-	slices.SortStableFunc(records, func(a, b frame) int { return cmp.Compare(first[a.kind], first[b.kind]) })
-	req.Reset(c.resource)
-	for i, r := range records {
-		if i == 0 || r.kind != records[i-1].kind {
-			req.Scope(c.scopes[r.kind])
-		}
-		req.Add(r.payload)
+	req.Reset(c.resource, c.scopes)
+	for _, r := range records {
+		req.Add(int(r.kind), r.payload)
 	}
 	return req.Bytes()
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -480,6 +481,35 @@ func TestShipFileCutShort(t *testing.T) {
 	<-sh.Done()
 	if c := sh.Counts(); c.Found != 1 || c.Exported != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
 		t.Fatalf("counts %+v, error %v: want the record found, not sent, and the file's error", c, sh.Err())
+	}
+}
+
+// A scope the file numbers far past any other, as another writer might, is
+// sent with its records, and costs no more than another: the shipper
+// numbers the scopes it reads afresh, so that a request makes no room for
+// every number below it.
+func TestShipFarScopeNumber(t *testing.T) {
+	dir := t.TempDir()
+	mem := make([]byte, testSegment)
+	putHeader(mem, len(mem), 1, 1)
+	res := otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")
+	off := putFrame(mem, headerSize, kindResource, resourcePayload(res))
+	const far = kindFirst - 1
+	off = putFrame(mem, off, kindScope, scopePayload(far, otlpwire.NewScope("far", "", "", nil)))
+	putFrame(mem, off, far, encoded("line"))
+	if err := os.WriteFile(filepath.Join(dir, segName("1-1-", 1)), mem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var r received
+	shipAll(t, dir, &r, true)
+	runtime.ReadMemStats(&after)
+	if got := r.sorted(); len(got) != 1 || got[0] != "writer/far/line" {
+		t.Errorf("shipped %v, want writer/far/line", got)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("shipping one record allocated %d MiB", n>>20)
 	}
 }
 
