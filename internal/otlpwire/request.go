@@ -157,6 +157,18 @@ func (w *Request) Add(k int, record []byte) {
 	s.size += FieldSize(len(record))
 }
 
+// Cost is the most bytes a record of the k-th scope, length bytes long,
+// would add to the request: its field, and its scope's overhead if it would
+// be the scope's first. A caller keeps a request under a bound by adding
+// the Cost of each record to Overhead.
+func (w *Request) Cost(k, length int) int {
+	n := FieldSize(length)
+	if w.places[k] == 0 {
+		n += ScopeOverhead(w.table[k])
+	}
+	return n
+}
+
 // start adds the k-th scope to the request's, and returns its place there.
 func (w *Request) start(k int) int {
 	w.scopes = append(w.scopes, scopeRecords{scope: w.table[k], number: k, first: len(w.records)})

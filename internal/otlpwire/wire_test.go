@@ -214,3 +214,24 @@ func TestRequestGroupsByScope(t *testing.T) {
 		t.Errorf("a reused request allocates %v times a batch", n)
 	}
 }
+
+// Overhead and the Cost of each record bound a request's size, a scope's
+// overhead charged with its first record alone.
+func TestCostBoundsRequest(t *testing.T) {
+	res := NewResource([]attribute.KeyValue{attribute.String("service.name", "train")}, "https://res")
+	big := NewScope("a", "1", "https://a", []attribute.KeyValue{attribute.String("k", strings.Repeat("v", 300))})
+	var w Request
+	w.Reset(res, []Scope{big, {}, NewScope("c", "", "", nil)})
+	bound := Overhead(res)
+	for i, k := range []int{0, 2, 0, 1, 2, 0} {
+		rec := AppendRecord(nil, &Record{Body: attribute.StringValue(strings.Repeat("x", 100*i))}, nil, DefaultLimits)
+		bound += w.Cost(k, len(rec))
+		w.Add(k, rec)
+		if c := w.Cost(k, len(rec)); c != FieldSize(len(rec)) {
+			t.Errorf("record %d: another of its scope would cost %d, want its field's %d", i, c, FieldSize(len(rec)))
+		}
+		if n := len(w.Bytes()); n > bound {
+			t.Errorf("after record %d: %d bytes, over the bound %d", i, n, bound)
+		}
+	}
+}

@@ -346,17 +346,14 @@ func (sh *Shipper) ship(o *orphan) bool {
 func (sh *Shipper) send(o *orphan) (bool, error) {
 	c := o.c
 	settled := min(c.settled, uint64(len(c.records)))
-	var req otlpwire.Request
-	var batch []frame
+	var req otlpwire.Request // per file: it points into the mapping
 	step := firstBackoff
 	for settled < uint64(len(c.records)) {
-		var next uint64
-		batch, next = sh.batch(batch[:0], c, settled)
-		n := len(batch)
+		n, next := sh.fill(&req, c, settled)
 		exported, rejected, ok := n, 0, true
 		if n > 0 {
 			var body []byte
-			if err := guardFault(func() { body = build(&req, c, batch) }); err != nil {
+			if err := guardFault(func() { body = req.Bytes() }); err != nil {
 				return false, err
 			}
 			exported, rejected, ok = sh.export(body, n)
@@ -441,41 +438,27 @@ func (sh *Shipper) setErr(err error) {
 	sh.mu.Unlock()
 }
 
-// batch takes the records from the from-th on that fit one request, and
-// returns the number of the first record after them. A corrupt record is
-// passed over.
-func (sh *Shipper) batch(dst []frame, c *contents, from uint64) ([]frame, uint64) {
-	overhead := otlpwire.Overhead(c.resource)
-	size := overhead
-	seen := map[uint32]bool{}
+// fill starts req with the records from the from-th on that fit one
+// request, and returns how many it took and the number of the first record
+// after them. A corrupt record is passed over.
+func (sh *Shipper) fill(req *otlpwire.Request, c *contents, from uint64) (n int, next uint64) {
+	req.Reset(c.resource, c.scopes)
+	size := otlpwire.Overhead(c.resource)
 	i := from
-	for ; i < uint64(len(c.records)) && len(dst) < max(sh.cfg.MaxBatchRecords, 1); i++ {
+	for ; i < uint64(len(c.records)) && n < max(sh.cfg.MaxBatchRecords, 1); i++ {
 		r := c.records[i]
 		if r.payload == nil {
 			continue
 		}
-		add := otlpwire.FieldSize(len(r.payload))
-		if !seen[r.kind] {
-			add += otlpwire.ScopeOverhead(c.scopes[r.kind])
-		}
-		if len(dst) > 0 && size+add > sh.cfg.MaxRequestBytes {
+		add := req.Cost(int(r.kind), len(r.payload))
+		if n > 0 && size+add > sh.cfg.MaxRequestBytes {
 			break
 		}
-		seen[r.kind] = true
 		size += add
-		dst = append(dst, r)
-	}
-	return dst, i
-}
-
-// build writes a request of the records, which groups them by scope as
-// the pipeline's requests do.
-func build(req *otlpwire.Request, c *contents, records []frame) []byte {
-	req.Reset(c.resource, c.scopes)
-	for _, r := range records {
 		req.Add(int(r.kind), r.payload)
+		n++
 	}
-	return req.Bytes()
+	return n, i
 }
 
 // Plural is n and the noun in the form that goes with it.

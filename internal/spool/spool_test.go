@@ -484,6 +484,36 @@ func TestShipFileCutShort(t *testing.T) {
 	}
 }
 
+// The shipper's requests stay under the byte bound, each scope's bytes
+// counted with its first record in the request, and carry every record.
+func TestShipRequestsStayUnderBound(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	s.AddScope(2, otlpwire.NewScope("big", "", "", []attribute.KeyValue{attribute.String("k", strings.Repeat("v", 500))}))
+	for i := range 3000 {
+		s.Append(i/7%2*2, encoded(fmt.Sprintf("line %d", i)))
+	}
+	s.Close(context.Background())
+	const bound = 2048
+	var r received
+	var sizes []int // written by the shipper, read after Done
+	export := func(ctx context.Context, body []byte, n int, final bool) (int, error) {
+		sizes = append(sizes, len(body))
+		return r.export(ctx, body, n, final)
+	}
+	sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 1000, MaxRequestBytes: bound,
+		ExportTimeout: 5 * time.Second, Once: true})
+	<-sh.Done()
+	if c := sh.Counts(); c.Exported != 3000 || len(sizes) < 10 {
+		t.Fatalf("counts %+v in %d requests", c, len(sizes))
+	}
+	for i, n := range sizes {
+		if n > bound {
+			t.Errorf("request %d: %d bytes, over the bound %d", i, n, bound)
+		}
+	}
+}
+
 // A scope the file numbers far past any other, as another writer might, is
 // sent with its records, and costs no more than another: the shipper
 // numbers the scopes it reads afresh, so that a request makes no room for
