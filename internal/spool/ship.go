@@ -125,11 +125,15 @@ type orphan struct {
 	fd   int
 	segmentName
 
-	// What read found, kept from the count to the shipping: the file is
-	// read once.
-	mem []byte    // the file, mapped
-	c   *contents // nil when the file is not a spool file, or not readable
-	err error     // why it was not readable
+	// The file is read once, mapped, from the count to the shipping. What
+	// parse finds in it is not kept between them: about 32 bytes a record,
+	// for every file of every process that ended, would stay in the heap
+	// through an outage of the collector; the mapping costs no heap, and
+	// parsing it again when the file's turn comes reads nothing.
+	mem      []byte    // the file, mapped
+	notSpool bool      // parse found no spool file in it
+	c        *contents // parsed, while the file is shipped
+	err      error     // why it was not readable
 }
 
 func (sh *Shipper) run() {
@@ -245,11 +249,13 @@ func (sh *Shipper) count(orphans []orphan) {
 			continue
 		}
 		if o.c == nil {
+			o.notSpool = true
 			torn++
 			continue
 		}
 		found += o.c.unsent()
 		torn += uint64(o.c.torn)
+		o.c = nil
 	}
 	sh.mu.Lock()
 	sh.counts.Processes = uint64(len(procs))
@@ -281,14 +287,16 @@ func (c *contents) unsent() uint64 {
 	return n
 }
 
-// read maps the file and parses it, for both the count and the shipping.
+// read maps the file, once, and parses it.
 func (o *orphan) read() error {
-	mem, err := readFile(o.fd)
-	if err != nil {
-		return err
+	if o.mem == nil {
+		mem, err := readFile(o.fd)
+		if err != nil {
+			return err
+		}
+		o.mem = mem
 	}
-	o.mem = mem
-	return guardFault(func() { o.c, _ = parse(mem) })
+	return guardFault(func() { o.c, _ = parse(o.mem) })
 }
 
 // readFile is mapFile; a test counts the reads through it.
@@ -322,7 +330,10 @@ func (o *orphan) close() {
 // when it stopped with records left: the file stays, and its lock is let go.
 func (sh *Shipper) ship(o *orphan) bool {
 	defer o.close()
-	if o.c == nil && o.err == nil {
+	if o.err == nil && !o.notSpool {
+		o.err = o.read()
+	}
+	if o.err == nil && (o.notSpool || o.c == nil) {
 		// Not a spool file at all: nothing in it can be sent.
 		syscall.Unlink(o.path)
 		return true

@@ -627,3 +627,30 @@ func TestSlowDiskCostsOneWait(t *testing.T) {
 		t.Errorf("%d unprotected appends took %v: they waited for the file in turn", unprotected, took)
 	}
 }
+
+// The count keeps the files mapped, not their parsed records: through an
+// outage of the collector the heap holds nothing per record of the files
+// that wait.
+func TestCountKeepsNoIndex(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 3000 {
+		s.Append(i%2, encoded(fmt.Sprintf("line %d", i)))
+	}
+	s.Close(context.Background())
+	sh := &Shipper{cfg: ShipConfig{Dir: dir}}
+	orphans, err := sh.claim()
+	if err != nil || len(orphans) < 2 {
+		t.Fatalf("claimed %d files, %v", len(orphans), err)
+	}
+	sh.count(orphans)
+	for i := range orphans {
+		if orphans[i].c != nil || orphans[i].mem == nil {
+			t.Errorf("%s: parsed records kept %v, mapped %v", orphans[i].name, orphans[i].c != nil, orphans[i].mem != nil)
+		}
+		orphans[i].close()
+	}
+	if c := sh.Counts(); c.Found != 3000 {
+		t.Errorf("found %d, want 3000", c.Found)
+	}
+}
