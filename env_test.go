@@ -381,3 +381,68 @@ func TestEnvHeadersTwiceInTwoCases(t *testing.T) {
 		t.Errorf("headers %v, %v", h, err)
 	}
 }
+
+// The URL each endpoint setting sends to, and what transport.New makes of
+// it: over OTLP/HTTP the generic variable is a base to which /v1/logs is
+// added, the logs variable is used as given, and an option's URL gets
+// /v1/logs only when it has no path.
+func TestTargetSendsTo(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		opts     []ProviderOption
+		endpoint string // what the transport is given
+		display  string
+		tls      bool
+		host     string
+		port     int
+	}{
+		{"grpc default", nil, nil, "localhost:4317", "http://localhost:4317", false, "localhost", 4317},
+		{"http default", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, nil,
+			"http://localhost:4318/v1/logs", "http://localhost:4318", false, "localhost", 4318},
+		{"http generic base", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c"}, nil,
+			"https://c:4318/v1/logs", "https://c:4318", true, "c", 4318},
+		{"http generic base with a slash", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:9/"}, nil,
+			"http://c:9/v1/logs", "http://c:9", false, "c", 9},
+		{"http generic base with a path", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:9/otlp/"}, nil,
+			"http://c:9/otlp/v1/logs", "http://c:9", false, "c", 9},
+		{"http logs variable as given", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:9/ingest%2Flogs"}, nil,
+			"http://c:9/ingest%2Flogs", "http://c:9", false, "c", 9},
+		{"http logs variable without a path", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "c:9"}, nil,
+			"https://c:9/", "https://c:9", true, "c", 9},
+		{"http option without a path", nil, []ProviderOption{WithProtocol("http/protobuf"), WithEndpoint("http://[::1]")},
+			"http://[::1]:4318/v1/logs", "http://[::1]:4318", false, "::1", 4318},
+		{"http option with a path", nil, []ProviderOption{WithProtocol("http/protobuf"), WithEndpoint("http://c:9/x")},
+			"http://c:9/x", "http://c:9", false, "c", 9},
+		{"http WithInsecure over https", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, []ProviderOption{WithEndpoint("https://c:9"), WithInsecure()},
+			"http://c:9/v1/logs", "http://c:9", false, "c", 9},
+		{"grpc path dropped", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:9/v1/logs"}, nil,
+			"c:9", "https://c:9", true, "c", 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var c providerConfig
+			for _, o := range tc.opts {
+				o.applyProvider(&c)
+			}
+			if err := c.resolveEnv(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.target()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.endpoint != tc.endpoint || got.display != tc.display || got.tls != tc.tls || got.host != tc.host || got.port != tc.port {
+				t.Errorf("target %+v, want endpoint %q, display %q, tls %v, host %q, port %d", got, tc.endpoint, tc.display, tc.tls, tc.host, tc.port)
+			}
+			client, err := transport.New(transport.Config{Protocol: got.protocol, Endpoint: got.endpoint, Insecure: !got.tls})
+			if err != nil {
+				t.Fatalf("the transport refuses the endpoint: %v", err)
+			}
+			_ = client.Close(context.Background())
+		})
+	}
+}
