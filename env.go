@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -187,7 +185,7 @@ func (c *providerConfig) resolveProtocol() error {
 // target is where and how the transport sends.
 type target struct {
 	protocol transport.Protocol
-	endpoint string // gRPC: host:port; HTTP: the whole URL
+	endpoint string // gRPC: host:port; HTTP: the whole URL; as transport.Config takes it
 	host     string // as parsed, without brackets, for server.address
 	port     int    // as parsed or defaulted, for server.port
 	tls      bool
@@ -198,7 +196,7 @@ type target struct {
 // to an endpoint without a scheme, as the OTLP spec says; WithInsecure
 // turns TLS off whatever the scheme.
 func (c *providerConfig) target() (target, error) {
-	t, path, err := parseEndpoint(c.endpoint.value, c.insecure.value, transport.Protocol(c.protocol.value))
+	t, e, err := parseEndpoint(c.endpoint.value, c.insecure.value, transport.Protocol(c.protocol.value))
 	if err != nil {
 		return t, fmt.Errorf("%s: %w", c.endpointFrom, err)
 	}
@@ -216,6 +214,7 @@ func (c *providerConfig) target() (target, error) {
 		scheme = "http://"
 	}
 	t.display = scheme + t.endpoint
+	path := e.Path
 	if t.protocol == transport.GRPC {
 		if path != "" && path != "/" {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s has a path, which OTLP/gRPC does not use: sending to %s (OTLP/HTTP, which uses paths such as /v1/logs, listens on port 4318: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)", c.endpointFrom, t.display))
@@ -238,101 +237,14 @@ func (c *providerConfig) target() (target, error) {
 	return t, nil
 }
 
-// parseEndpoint accepts a URL with an http or https scheme, or a bare
-// host:port, as people write for gRPC; insecure applies to the latter. otlploggrpc would parse "host:4317"
-// as a URL of scheme "host" and dial an empty target; here it means
-// host:4317 over TLS unless insecure. Messages show the endpoint without
-// credentials.
-func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (t target, path string, err error) {
-	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
-		raw = "scheme-less://" + raw
-	}
-	u, err := url.Parse(raw)
+// parseEndpoint reads an endpoint with the transport's parser, so that
+// the transport reads what is validated here the same way.
+func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (target, transport.Endpoint, error) {
+	e, err := transport.ParseEndpoint(raw, protocol, insecure)
 	if err != nil {
-		return target{}, "", fmt.Errorf("endpoint %s: not a URL or host:port", redactEndpoint(raw))
+		return target{}, e, err
 	}
-	if u.User != nil {
-		return target{}, "", fmt.Errorf("endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(raw))
-	}
-	useTLS := !insecure
-	switch u.Scheme {
-	case "https":
-		useTLS = true
-	case "http":
-		useTLS = false
-	case "scheme-less":
-	default:
-		return target{}, "", fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
-	}
-	host, port, err := splitHostPort(u.Host)
-	if err != nil {
-		return target{}, "", fmt.Errorf("endpoint %s: %w", redactEndpoint(raw), err)
-	}
-	if port == "" {
-		port = "4317"
-		if protocol == transport.HTTPProtobuf {
-			port = "4318"
-		}
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil || n < 1 || n > 65535 {
-		return target{}, "", fmt.Errorf("endpoint %s: bad port", redactEndpoint(raw))
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
-		return target{}, "", fmt.Errorf("endpoint %s: a query or fragment is not allowed", redactEndpoint(raw))
-	}
-	return target{protocol: protocol, endpoint: net.JoinHostPort(host, port), host: host, port: n, tls: useTLS}, u.EscapedPath(), nil
-}
-
-// splitHostPort is strict where url.Parse is lenient: an endpoint is used
-// as written or refused, never rebuilt into something the transport would
-// read differently ("collector:4317:" is not "collector:4317"). A host is a
-// name of letters, digits, '-', '_' and '.', an IPv4 address, or an IPv6
-// address in brackets, with a zone if it has one; the port is optional.
-func splitHostPort(hostport string) (host, port string, err error) {
-	host = hostport
-	if i := strings.LastIndexByte(hostport, ':'); i >= 0 && !strings.HasSuffix(hostport, "]") {
-		host, port = hostport[:i], hostport[i+1:]
-		if port == "" {
-			return "", "", errors.New("empty port")
-		}
-	}
-	if host == "" {
-		return "", "", errors.New("no host")
-	}
-	if strings.HasPrefix(host, "[") {
-		ip, ok := strings.CutSuffix(host[1:], "]")
-		if a, err := netip.ParseAddr(ip); !ok || err != nil || !a.Is6() {
-			return "", "", errors.New("not an IPv6 address in brackets")
-		}
-		return ip, port, nil
-	}
-	for _, r := range host {
-		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "", "", errors.New("not a host name or address (an IPv6 address needs brackets)")
-		}
-	}
-	return host, port, nil
-}
-
-// redactEndpoint keeps the scheme, host and port of an endpoint for a
-// message, and drops user info, path and query, which may hold secrets.
-func redactEndpoint(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		scheme, rest = "", raw
-	}
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		rest = "REDACTED@" + rest[i+1:]
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if scheme == "" || scheme == "scheme-less" {
-		return fmt.Sprintf("%q", rest)
-	}
-	return fmt.Sprintf("%q", scheme+"://"+rest)
+	return target{protocol: protocol, endpoint: e.HostPort(), host: e.Host, port: e.Port, tls: e.TLS}, e, nil
 }
 
 // parseHeaders reads key=value pairs separated by commas, values

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -28,12 +27,13 @@ const DefaultTimeout = 10 * time.Second
 type Config struct {
 	// Protocol is GRPC or HTTPProtobuf.
 	Protocol Protocol
-	// Endpoint is, for GRPC, "host:port", given to grpc.NewClient as it is;
-	// for HTTPProtobuf, the full URL with scheme and path, such as
-	// "https://collector:4318/v1/logs". The caller has validated it.
+	// Endpoint is read by ParseEndpoint: for GRPC, "host:port" as
+	// [Endpoint.HostPort] writes it, or a URL; for HTTPProtobuf, a URL with
+	// http:// or https://, posted to at its path as written, such as
+	// "https://collector:4318/v1/logs".
 	Endpoint string
-	// Insecure chooses plaintext for GRPC. For HTTPProtobuf the URL's scheme
-	// says it (http:// or https://) and Insecure is ignored.
+	// Insecure chooses plaintext for an Endpoint without a scheme; a
+	// scheme says it on its own.
 	Insecure bool
 	// TLS is used, cloned, when TLS is on. Nil means the system roots and
 	// TLS 1.2 at least.
@@ -110,13 +110,28 @@ func New(cfg Config) (Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	switch cfg.Protocol {
-	case GRPC:
-		return newGRPC(cfg)
-	case HTTPProtobuf:
-		return newHTTP(cfg)
+	if cfg.Protocol != GRPC && cfg.Protocol != HTTPProtobuf {
+		return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
 	}
-	return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
+	e, err := cfg.endpoint()
+	if err != nil {
+		return nil, fmt.Errorf("transport: %w", err)
+	}
+	if cfg.Protocol == GRPC {
+		return newGRPC(cfg, e, secretsOf(cfg))
+	}
+	return newHTTP(cfg, e, secretsOf(cfg)), nil
+}
+
+// endpoint parses cfg.Endpoint. OTLP/HTTP takes a URL only, and sends
+// credentials written in it; gRPC has no way to.
+func (cfg Config) endpoint() (Endpoint, error) {
+	isHTTP := cfg.Protocol == HTTPProtobuf
+	e, err := parseEndpoint(cfg.Endpoint, cfg.Protocol, cfg.Insecure, isHTTP)
+	if err == nil && isHTTP && !e.scheme {
+		err = fmt.Errorf("endpoint %s: OTLP/HTTP needs a URL with http:// or https://", redactEndpoint(cfg.Endpoint))
+	}
+	return e, err
 }
 
 // tlsConfig is cfg's TLS configuration, cloned, or the default one.
@@ -148,11 +163,9 @@ func secretsOf(cfg Config) []string {
 			}
 		}
 	}
-	if cfg.Protocol == HTTPProtobuf {
-		if u, err := url.Parse(cfg.Endpoint); err == nil && u.User != nil {
-			if p, ok := u.User.Password(); ok && p != "" {
-				s = append(s, p)
-			}
+	if e, err := cfg.endpoint(); err == nil && e.user != nil {
+		if p, ok := e.user.Password(); ok && p != "" {
+			s = append(s, p)
 		}
 	}
 	// Longest first, so a value is redacted whole before a part of it.

@@ -44,7 +44,7 @@ type grpcClient struct {
 	conn     *grpc.ClientConn
 	endpoint string // sanitized, for errors
 	timeout  time.Duration
-	dialAddr string // host:port, as given
+	dialAddr string // host:port, for the dialer
 	onRetry  func(Cause, error)
 	insecure bool // plaintext
 	md       metadata.MD
@@ -53,9 +53,12 @@ type grpcClient struct {
 	closed   atomic.Bool
 }
 
-func newGRPC(cfg Config) (*grpcClient, error) {
+func newGRPC(cfg Config, e Endpoint, secrets []string) (*grpcClient, error) {
+	if e.user != nil {
+		return nil, fmt.Errorf("transport: grpc endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(cfg.Endpoint))
+	}
 	creds := insecure.NewCredentials()
-	if !cfg.Insecure {
+	if e.TLS {
 		creds = credentials.NewTLS(tlsConfig(cfg.TLS))
 	}
 	dial := []grpc.DialOption{
@@ -68,18 +71,17 @@ func newGRPC(cfg Config) (*grpcClient, error) {
 	if cfg.UserAgent != "" {
 		dial = append(dial, grpc.WithUserAgent(cfg.UserAgent))
 	}
-	conn, err := grpc.NewClient(grpcTarget(cfg.Endpoint), dial...)
+	conn, err := grpc.NewClient(grpcTarget(e.dialAddr()), dial...)
 	if err != nil {
-		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", Sanitize(cfg.Endpoint, nil), Sanitize(err.Error(), nil))
+		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", e.HostPort(), Sanitize(err.Error(), nil))
 	}
-	secrets := secretsOf(cfg)
 	c := &grpcClient{
 		conn:     conn,
-		endpoint: Sanitize(cfg.Endpoint, secrets),
+		endpoint: Sanitize(e.HostPort(), secrets),
 		timeout:  cfg.Timeout,
 		onRetry:  cfg.OnRetry,
-		dialAddr: cfg.Endpoint,
-		insecure: cfg.Insecure,
+		dialAddr: e.dialAddr(),
+		insecure: !e.TLS,
 		secrets:  secrets,
 		// Never WaitForReady: a call that waits for the connection hides
 		// why it cannot be made until the timeout, and the first failure

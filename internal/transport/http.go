@@ -31,8 +31,8 @@ const (
 // httpClient POSTs requests with net/http.
 type httpClient struct {
 	client    *http.Client
-	url       string
-	endpoint  string // sanitized, for errors
+	url       *url.URL // shared by every request, read only
+	endpoint  string   // sanitized, for errors
 	header    http.Header
 	gzip      bool
 	plaintext bool
@@ -42,20 +42,12 @@ type httpClient struct {
 	closed    atomic.Bool
 }
 
-func newHTTP(cfg Config) (*httpClient, error) {
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil {
-		return nil, fmt.Errorf("transport: http endpoint is not a URL: %s", Sanitize(err.Error(), secretsOf(cfg)))
-	}
-	scheme := strings.ToLower(u.Scheme)
-	if (scheme != "http" && scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("transport: http endpoint %q needs http:// or https:// and a host", Sanitize(u.Redacted(), secretsOf(cfg)))
-	}
+func newHTTP(cfg Config, e Endpoint, secrets []string) *httpClient {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if scheme == "https" {
+	if e.TLS {
 		tr.TLSClientConfig = tlsConfig(cfg.TLS)
 	}
-	secrets := secretsOf(cfg)
+	u := e.url()
 	c := &httpClient{
 		client: &http.Client{
 			Transport: tr,
@@ -63,11 +55,11 @@ func newHTTP(cfg Config) (*httpClient, error) {
 			// the user did not configure: report it instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
-		url:       cfg.Endpoint,
+		url:       u,
 		endpoint:  Sanitize(u.Redacted(), secrets),
 		header:    make(http.Header, len(cfg.Headers)+3),
 		gzip:      cfg.Gzip,
-		plaintext: scheme == "http",
+		plaintext: !e.TLS,
 		timeout:   cfg.Timeout,
 		onRetry:   cfg.OnRetry,
 		secrets:   secrets,
@@ -84,7 +76,7 @@ func newHTTP(cfg Config) (*httpClient, error) {
 	if cfg.UserAgent != "" {
 		c.header.Set("User-Agent", cfg.UserAgent)
 	}
-	return c, nil
+	return c
 }
 
 // Export implements Client.
@@ -110,12 +102,12 @@ func (c *httpClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 
 // send makes one request.
 func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, nil)
-	if err != nil {
-		return attempt{cause: Other, err: errorf(nil, "http export to %s: %s", c.endpoint, Sanitize(err.Error(), c.secrets))}
-	}
-	req.Header = c.header.Clone()
-	req.ContentLength = int64(len(owner.data))
+	req := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           c.url,
+		Header:        c.header.Clone(),
+		ContentLength: int64(len(owner.data)),
+	}).WithContext(ctx)
 	if len(owner.data) > 0 {
 		req.Body = owner.reader()
 		req.GetBody = func() (io.ReadCloser, error) { return owner.reader(), nil }
