@@ -418,6 +418,8 @@ func TestTargetSendsTo(t *testing.T) {
 			"http://c:9/v1/logs", "http://c:9", false, "c", 9},
 		{"http zoned address", nil, []ProviderOption{WithProtocol("http/protobuf"), WithEndpoint("http://[fe80::1%25eth0]:9")},
 			"http://[fe80::1%25eth0]:9/v1/logs", "http://[fe80::1%25eth0]:9", false, "fe80::1%eth0", 9},
+		{"grpc zoned address", nil, []ProviderOption{WithEndpoint("[fe80::1%25eth0]:9"), WithInsecure()},
+			"[fe80::1%25eth0]:9", "http://[fe80::1%25eth0]:9", false, "fe80::1%eth0", 9},
 		{"grpc path dropped", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:9/v1/logs"}, nil,
 			"c:9", "https://c:9", true, "c", 9},
 	} {

@@ -98,7 +98,8 @@ func TestConfigEndpointCredentials(t *testing.T) {
 	}
 }
 
-// A zoned IPv6 address is reached from the form HostPort writes.
+// A zoned IPv6 address is reached, over HTTP as over gRPC, from the form
+// HostPort writes.
 func TestZonedEndpointDelivers(t *testing.T) {
 	t.Parallel()
 	zoned := func(t *testing.T, addr string) string {
@@ -113,6 +114,16 @@ func TestZonedEndpointDelivers(t *testing.T) {
 		}
 		return l
 	}
+	t.Run("grpc", func(t *testing.T) {
+		t.Parallel()
+		l := listen(t)
+		(&collector{}).serve(t, l)
+		c := newClient(t, grpcConfig(zoned(t, l.Addr().String())))
+		_, body := testRequest(t, 2)
+		if r, _ := export(c, body, 2, Final); r.Cause != Delivered {
+			t.Errorf("result %+v", r)
+		}
+	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		col := &httpCollector{}

@@ -71,7 +71,7 @@ func newGRPC(cfg Config, e Endpoint, secrets []string) (*grpcClient, error) {
 	if cfg.UserAgent != "" {
 		dial = append(dial, grpc.WithUserAgent(cfg.UserAgent))
 	}
-	conn, err := grpc.NewClient(grpcTarget(e.dialAddr()), dial...)
+	conn, err := grpc.NewClient(grpcTarget(e.HostPort()), dial...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", e.HostPort(), Sanitize(err.Error(), nil))
 	}
@@ -232,12 +232,14 @@ func (c *grpcClient) Close(ctx context.Context) error {
 // grpcTarget names the endpoint for gRPC's resolver so that it is dialled
 // as given: an IP address, a zoned IPv6 one included, goes straight to the
 // dialer, which the DNS resolver would not do for a zone; a name is
-// resolved by DNS.
-func grpcTarget(endpoint string) string {
-	if _, err := netip.ParseAddrPort(endpoint); err == nil {
-		return "passthrough:///" + endpoint
+// resolved by DNS. The target is a URL, so hostport is written as
+// Endpoint.HostPort writes it, a zone escaped: grpc.NewClient refuses
+// "[fe80::1%eth0]" and hands the dialer "[fe80::1%25eth0]" unescaped.
+func grpcTarget(hostport string) string {
+	if _, err := netip.ParseAddrPort(hostport); err == nil {
+		return "passthrough:///" + hostport
 	}
-	return "dns:///" + endpoint
+	return "dns:///" + hostport
 }
 
 // rawMessage is an already serialized request.

@@ -549,10 +549,10 @@ func TestGRPCConcurrentExports(t *testing.T) {
 // without a resolver that could read them otherwise; names through DNS.
 func TestGRPCTarget(t *testing.T) {
 	for in, want := range map[string]string{
-		"127.0.0.1:4317":       "passthrough:///127.0.0.1:4317",
-		"[::1]:4317":           "passthrough:///[::1]:4317",
-		"[fe80::1%eth0]:4317":  "passthrough:///[fe80::1%eth0]:4317",
-		"collector.local:4317": "dns:///collector.local:4317",
+		"127.0.0.1:4317":        "passthrough:///127.0.0.1:4317",
+		"[::1]:4317":            "passthrough:///[::1]:4317",
+		"[fe80::1%25eth0]:4317": "passthrough:///[fe80::1%25eth0]:4317",
+		"collector.local:4317":  "dns:///collector.local:4317",
 	} {
 		if got := grpcTarget(in); got != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
