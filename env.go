@@ -247,27 +247,41 @@ func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (targ
 	return target{protocol: protocol, endpoint: e.HostPort(), host: e.Host, port: e.Port, tls: e.TLS}, e, nil
 }
 
-// parseHeaders reads key=value pairs separated by commas, values
-// percent-encoded, as the OTLP exporter spec says. Errors give the position
-// of a bad pair, never its text, which may be a token.
+// parseHeaders reads OTEL_EXPORTER_OTLP_[LOGS_]HEADERS (named by key); a
+// blank value is no headers.
 func parseHeaders(key, s string, protocol string) (map[string]string, error) {
-	h := map[string]string{}
 	if strings.TrimSpace(s) == "" {
-		return h, nil
+		return map[string]string{}, nil
+	}
+	h, err := parsePairs(key, s)
+	if err != nil {
+		return nil, err
+	}
+	return checkHeaders(key, h, protocol)
+}
+
+// parsePairs reads the key=value pairs of variable from, separated by
+// commas, keys and values trimmed and values percent-decoded, as the OTel
+// spec writes headers and resource attributes. Errors give the position
+// and key of a bad pair, never its value, which may be a token.
+func parsePairs(from, s string) (map[string]string, error) {
+	pairs := map[string]string{}
+	if s == "" {
+		return pairs, nil
 	}
 	for i, pair := range strings.Split(s, ",") {
 		k, v, ok := strings.Cut(pair, "=")
-		k = strings.TrimSpace(k) // checkHeaders folds its case
+		k = strings.TrimSpace(k)
 		if !ok || k == "" {
-			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", key, i+1)
+			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", from, i+1)
 		}
 		val, err := url.PathUnescape(strings.TrimSpace(v))
 		if err != nil {
-			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", key, i+1, printable(k))
+			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", from, i+1, printable(k))
 		}
-		h[k] = val
+		pairs[k] = val
 	}
-	return checkHeaders(key, h, protocol)
+	return pairs, nil
 }
 
 // checkHeaders refuses at start what the transport would refuse on every
@@ -447,24 +461,12 @@ func (c *providerConfig) resolveBatch() error {
 
 // checkResourceEnv refuses an OTEL_RESOURCE_ATTRIBUTES the SDK would take
 // half-read: a pair without "=" or with a bad percent escape, which it
-// would send undecoded and print a fragment of. Messages name the pair's
-// position and key, never a value, which may be a secret. Invalid UTF-8 is
-// not refused: the encoder repairs it to U+FFFD, as it does in records.
+// would send undecoded and print a fragment of. Unlike headers, a blank
+// value is refused: the SDK reads it as a pair without "=". Invalid UTF-8
+// is not refused: the encoder repairs it to U+FFFD, as it does in records.
 func checkResourceEnv() error {
-	s := os.Getenv("OTEL_RESOURCE_ATTRIBUTES")
-	if s == "" {
-		return nil
-	}
-	for i, pair := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(pair, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: pair %d is not key=value (value not shown)", i+1)
-		}
-		if _, err := url.PathUnescape(strings.TrimSpace(v)); err != nil {
-			return fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: pair %d (%s): bad percent-encoding (value not shown)", i+1, printable(strings.TrimSpace(k)))
-		}
-	}
-	return nil
+	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	return err
 }
 
 func (c *providerConfig) resolveLimits() error {

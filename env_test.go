@@ -3,6 +3,7 @@ package zaplens
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -448,5 +449,43 @@ func TestTargetSendsTo(t *testing.T) {
 			}
 			_ = client.Close(context.Background())
 		})
+	}
+}
+
+// Headers and resource attributes are read by one parser, whose errors
+// name the variable, the pair's position and key, never a value; only a
+// blank value differs: no headers, but a resource pair without "=", which
+// the SDK would refuse with a message quoting the pairs.
+func TestParsePairs(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want map[string]string
+		err  string
+	}{
+		{"", map[string]string{}, ""},
+		{"a=1, b = x%20y ,c=", map[string]string{"a": "1", "b": "x y", "c": ""}, ""},
+		{"=s3cret", nil, "V: pair 1 is not key=value"},
+		{"a=1,,b=2", nil, "V: pair 2 is not key=value"},
+		{"a=1,s3cret", nil, "V: pair 2 is not key=value"},
+		{"a=1, k =%zzs3cret", nil, `V: pair 2 ("k"): bad percent-encoding`},
+	} {
+		got, err := parsePairs("V", tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%q: error %v, want %q without the value", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, tc.want) {
+			t.Errorf("%q: %v, %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+	cleanEnv(t)
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", " ")
+	if err := checkResourceEnv(); err == nil || !strings.Contains(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: pair 1") {
+		t.Errorf("blank resource attributes: %v", err)
+	}
+	if h, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", " ", "grpc"); err != nil || len(h) != 0 {
+		t.Errorf("blank headers: %v, %v", h, err)
 	}
 }
