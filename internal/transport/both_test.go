@@ -4,14 +4,19 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,17 +36,54 @@ func (l *requestLog) received() []*collogspb.ExportLogsServiceRequest {
 	return slices.Clone(l.reqs)
 }
 
+// reply is a test collector's answer to one call, in terms both
+// transports have.
+type reply struct {
+	kind replyKind
+	// after is the retry delay a retryable reply asks for: a RetryInfo, or
+	// a Retry-After in whole seconds.
+	after time.Duration
+}
+
+type replyKind int
+
+const (
+	accept    replyKind = iota
+	retryable           // gRPC Unavailable; HTTP 503, or 429 with a delay
+	rejected            // gRPC InvalidArgument; HTTP 400
+	hang                // no answer until the call ends
+)
+
+// answers replies to call i (from 1) with rs[i-1], and to later calls as
+// to the last.
+func answers(rs ...reply) func(call int) reply {
+	return func(call int) reply { return rs[min(call, len(rs))-1] }
+}
+
+// served is a test collector of either transport, as these tests see it.
+type served struct {
+	cfg      Config
+	calls    func() int
+	received func() []*collogspb.ExportLogsServiceRequest
+	// wire is how request i came: its content encoding ("" for none) and
+	// its size.
+	wire func(i int) (encoding string, size int)
+}
+
 // transportCase is one transport, as these tests reach it.
 type transportCase struct {
 	name string
 	// refused is a configuration for an endpoint nobody listens on, and
 	// that endpoint as the hints name it.
 	refused func(t *testing.T) (Config, string)
-	// slow is a configuration for a collector that never answers.
-	slow func(t *testing.T) Config
+	// serve runs a collector on l, answering each call as answer says.
+	serve func(t *testing.T, l net.Listener, answer func(call int) reply) served
 	// tls is a configuration for a collector serving TLS with a test CA's
 	// certificate, which cfg.TLS trusts, and the requests it has received.
 	tls func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest)
+	// closeEndsExports says whether Close ends an export in flight at
+	// once; without it the export ends by its own timeout.
+	closeEndsExports bool
 }
 
 var transportCases = []transportCase{
@@ -51,7 +93,22 @@ var transportCases = []transportCase{
 			addr := closedAddr(t)
 			return grpcConfig(addr), addr
 		},
-		slow: func(t *testing.T) Config { return grpcConfig(slowCollector().start(t)) },
+		serve: func(t *testing.T, l net.Listener, answer func(int) reply) served {
+			col := &collector{handle: func(ctx context.Context, call int) (*collogspb.ExportLogsServiceResponse, error) {
+				return grpcReply(ctx, t, answer(call))
+			}}
+			col.serve(t, l)
+			return served{
+				cfg:      grpcConfig(l.Addr().String()),
+				calls:    func() int { return int(col.calls.Load()) },
+				received: col.received,
+				wire: func(i int) (string, int) {
+					col.mu.Lock()
+					defer col.mu.Unlock()
+					return col.comp[i], col.wire[i]
+				},
+			}
+		},
 		tls: func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest) {
 			creds, files := tlsServerCreds(t)
 			col := &collector{}
@@ -60,6 +117,7 @@ var transportCases = []transportCase{
 			cfg.TLS = &tls.Config{RootCAs: files.Pool}
 			return cfg, col.received
 		},
+		closeEndsExports: true,
 	},
 	{
 		name: "http",
@@ -67,14 +125,20 @@ var transportCases = []transportCase{
 			addr := closedAddr(t)
 			return httpConfig("http://" + addr), addr
 		},
-		slow: func(t *testing.T) Config {
-			col := &httpCollector{handle: func(w http.ResponseWriter, r *http.Request, _ int) {
-				select {
-				case <-r.Context().Done():
-				case <-time.After(10 * time.Second):
-				}
+		serve: func(t *testing.T, l net.Listener, answer func(int) reply) served {
+			col := &httpCollector{handle: func(w http.ResponseWriter, r *http.Request, call int) {
+				httpReply(w, r, answer(call))
 			}}
-			return httpConfig(col.start(t).URL)
+			return served{
+				cfg:      httpConfig(col.serve(t, l).URL),
+				calls:    func() int { return int(col.calls.Load()) },
+				received: col.received,
+				wire: func(i int) (string, int) {
+					col.mu.Lock()
+					defer col.mu.Unlock()
+					return col.hdrs[i].Get("Content-Encoding"), len(col.raw[i])
+				},
+			}
 		},
 		tls: func(t *testing.T) (Config, func() []*collogspb.ExportLogsServiceRequest) {
 			col := &httpCollector{}
@@ -87,98 +151,381 @@ var transportCases = []transportCase{
 	},
 }
 
+// grpcReply is r as the gRPC collector answers it.
+func grpcReply(ctx context.Context, t testing.TB, r reply) (*collogspb.ExportLogsServiceResponse, error) {
+	switch r.kind {
+	case retryable:
+		if r.after > 0 {
+			return nil, statusWith(t, codes.Unavailable, "busy", r.after)
+		}
+		return nil, status.Error(codes.Unavailable, "busy")
+	case rejected:
+		return nil, status.Error(codes.InvalidArgument, "bad request")
+	case hang:
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return &collogspb.ExportLogsServiceResponse{}, nil
+}
+
+// httpReply is r as the HTTP collector answers it.
+func httpReply(w http.ResponseWriter, req *http.Request, r reply) {
+	switch r.kind {
+	case retryable:
+		if r.after > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(r.after/time.Second)))
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	case rejected:
+		w.WriteHeader(http.StatusBadRequest)
+	case hang:
+		select {
+		case <-req.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// eachTransport runs test on each transport, in parallel.
+func eachTransport(t *testing.T, test func(t *testing.T, tc transportCase)) {
+	t.Parallel()
+	for _, tc := range transportCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, tc)
+		})
+	}
+}
+
 // TLS with a CA of the caller's delivers the request intact and leaves the
 // caller's tls.Config as it was; the system roots, which do not trust the
 // test CA, make a failure that is neither a mismatch nor retried.
 func TestTLS(t *testing.T) {
-	t.Parallel()
-	for _, tc := range transportCases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, received := tc.tls(t)
-			c := newClient(t, cfg)
-			req, body := testRequest(t, 3)
-			if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
-				t.Fatalf("result %+v", r)
-			}
-			if got := received(); len(got) != 1 || !proto.Equal(got[0], req) {
-				t.Error("request changed on the way")
-			}
-			if cfg.TLS.NextProtos != nil || cfg.TLS.MinVersion != 0 {
-				t.Error("the caller's tls.Config was changed")
-			}
+	eachTransport(t, func(t *testing.T, tc transportCase) {
+		cfg, received := tc.tls(t)
+		c := newClient(t, cfg)
+		req, body := testRequest(t, 3)
+		if r, _ := export(c, body, 3, Normal); r.Err != nil || r.Cause != Delivered {
+			t.Fatalf("result %+v", r)
+		}
+		if got := received(); len(got) != 1 || !proto.Equal(got[0], req) {
+			t.Error("request changed on the way")
+		}
+		if cfg.TLS.NextProtos != nil || cfg.TLS.MinVersion != 0 {
+			t.Error("the caller's tls.Config was changed")
+		}
 
-			cfg.TLS = nil
-			c = newClient(t, cfg)
-			r, took := export(c, body, 3, Normal)
-			within(t, "export", took, 2*time.Second)
-			if r.Cause != Other || r.Attempts != 1 || r.Err == nil || !strings.Contains(r.Err.Error(), "certificate") {
-				t.Errorf("untrusted certificate: result %+v", r)
-			}
-		})
+		cfg.TLS = nil
+		c = newClient(t, cfg)
+		r, took := export(c, body, 3, Normal)
+		within(t, "export", took, 2*time.Second)
+		if r.Cause != Other || r.Attempts != 1 || r.Err == nil || !strings.Contains(r.Err.Error(), "certificate") {
+			t.Errorf("untrusted certificate: result %+v", r)
+		}
+	})
+}
+
+// TLS spoken to a plaintext server, or plaintext to a TLS one, fails at
+// once, not retried, with a hint that names the scheme to use.
+func TestTLSMismatch(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		// endpoint is a collector's configuration with the wrong scheme.
+		endpoint func(t *testing.T, tc transportCase) Config
+		hint     string
+	}{
+		{"tls client, plaintext server", func(t *testing.T, tc transportCase) Config {
+			return withScheme(tc.serve(t, loopback(t), answers(reply{})).cfg, "https")
+		}, "http://host:port"},
+		{"plaintext client, tls server", func(t *testing.T, tc transportCase) Config {
+			cfg, _ := tc.tls(t)
+			return withScheme(cfg, "http")
+		}, "https://"},
+	} {
+		for _, mode := range []Mode{Normal, Final} {
+			t.Run(tt.name+"/"+mode.String(), func(t *testing.T) {
+				eachTransport(t, func(t *testing.T, tc transportCase) {
+					cfg := tt.endpoint(t, tc)
+					cfg.Timeout = time.Second
+					c := newClient(t, cfg)
+					_, body := testRequest(t, 2)
+					r, took := export(c, body, 2, mode)
+					within(t, "export", took, 2*time.Second)
+					if r.Cause != TLSMismatch || r.Attempts != 1 || r.Rejected != 2 {
+						t.Fatalf("result %+v", r)
+					}
+					if h := r.Cause.Hint(cfg.Endpoint); !strings.Contains(h, tt.hint) {
+						t.Errorf("hint %q", h)
+					}
+				})
+			})
+		}
 	}
+}
+
+// withScheme is cfg with its endpoint written with scheme, which says
+// whether TLS is on, on either transport.
+func withScheme(cfg Config, scheme string) Config {
+	_, rest, ok := strings.Cut(cfg.Endpoint, "://")
+	if !ok {
+		rest = cfg.Endpoint
+	}
+	cfg.Endpoint = scheme + "://" + rest
+	return cfg
 }
 
 func TestFinalRefusedFailsAtOnce(t *testing.T) {
-	t.Parallel()
-	for _, tc := range transportCases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, addr := tc.refused(t)
-			c := newClient(t, cfg)
-			_, body := testRequest(t, 9)
-			r, took := export(c, body, 9, Final)
-			within(t, "export", took, time.Second)
-			if r.Cause != Refused || r.Attempts != 1 || r.Rejected != 9 || r.Err == nil {
-				t.Fatalf("result %+v", r)
-			}
-			if !strings.Contains(r.Err.Error(), "connection refused") {
-				t.Errorf("error %q", r.Err)
-			}
-			if h := r.Cause.Hint(addr); !strings.Contains(h, addr) {
-				t.Errorf("hint %q does not name %s", h, addr)
-			}
-		})
-	}
+	eachTransport(t, func(t *testing.T, tc transportCase) {
+		cfg, addr := tc.refused(t)
+		c := newClient(t, cfg)
+		_, body := testRequest(t, 9)
+		r, took := export(c, body, 9, Final)
+		within(t, "export", took, time.Second)
+		if r.Cause != Refused || r.Attempts != 1 || r.Rejected != 9 || r.Err == nil {
+			t.Fatalf("result %+v", r)
+		}
+		if !strings.Contains(r.Err.Error(), "connection refused") {
+			t.Errorf("error %q", r.Err)
+		}
+		if h := r.Cause.Hint(addr); !strings.Contains(h, addr) {
+			t.Errorf("hint %q does not name %s", h, addr)
+		}
+	})
 }
 
 func TestNormalRefusedRetriesUntilTheTimeout(t *testing.T) {
-	t.Parallel()
-	for _, tc := range transportCases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, _ := tc.refused(t)
-			cfg.Timeout = 2 * time.Second
-			c := newClient(t, cfg)
-			_, body := testRequest(t, 4)
-			r, took := export(c, body, 4, Normal)
-			within(t, "export", took, 3500*time.Millisecond)
-			if r.Cause != Refused || r.Rejected != 4 || r.Attempts < 2 || took < time.Second {
-				t.Fatalf("result %+v after %v: want retries until the next one would pass the 2 s timeout", r, took)
-			}
-		})
-	}
+	eachTransport(t, func(t *testing.T, tc transportCase) {
+		cfg, _ := tc.refused(t)
+		cfg.Timeout = 2 * time.Second
+		c := newClient(t, cfg)
+		_, body := testRequest(t, 4)
+		r, took := export(c, body, 4, Normal)
+		within(t, "export", took, 3500*time.Millisecond)
+		if r.Cause != Refused || r.Rejected != 4 || r.Attempts < 2 || took < time.Second {
+			t.Fatalf("result %+v after %v: want retries until the next one would pass the 2 s timeout", r, took)
+		}
+	})
 }
 
+// A collector that never answers makes an export fail at its bound, the
+// timeout or the context's deadline, whichever is sooner.
 func TestSlowCollectorTimesOut(t *testing.T) {
 	t.Parallel()
-	for _, tc := range transportCases {
-		for _, mode := range []Mode{Normal, Final} {
-			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
-				t.Parallel()
-				cfg := tc.slow(t)
-				cfg.Timeout = 800 * time.Millisecond
-				c := newClient(t, cfg)
+	for _, tt := range []struct {
+		name        string
+		mode        Mode
+		timeout     time.Duration
+		ctxDeadline time.Duration // 0: none
+		bound       time.Duration
+	}{
+		{"normal", Normal, 800 * time.Millisecond, 0, 800 * time.Millisecond},
+		{"final", Final, 800 * time.Millisecond, 0, 800 * time.Millisecond},
+		{"context deadline", Normal, 5 * time.Second, 300 * time.Millisecond, 300 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eachTransport(t, func(t *testing.T, tc transportCase) {
+				s := tc.serve(t, loopback(t), answers(reply{kind: hang}))
+				s.cfg.Timeout = tt.timeout
+				c := newClient(t, s.cfg)
 				_, body := testRequest(t, 5)
-				r, took := export(c, body, 5, mode)
-				within(t, "export", took, 2*time.Second)
-				if took < 700*time.Millisecond {
-					t.Errorf("gave up after %v, before the timeout", took)
+				ctx := context.Background()
+				if tt.ctxDeadline > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.ctxDeadline)
+					defer cancel()
+				}
+				start := time.Now()
+				r := c.Export(ctx, body, 5, tt.mode)
+				took := time.Since(start)
+				within(t, "export", took, tt.bound+1200*time.Millisecond)
+				if took < tt.bound-100*time.Millisecond {
+					t.Errorf("gave up after %v, before the bound", took)
 				}
 				if r.Cause != Timeout || r.Rejected != 5 || !errors.Is(r.Err, context.DeadlineExceeded) {
 					t.Errorf("result %+v", r)
 				}
 			})
-		}
+		})
 	}
+}
+
+// eachCompression runs test on each transport, with gzip and without, with
+// a client of a collector that accepts every request.
+func eachCompression(t *testing.T, test func(t *testing.T, c Client, s served, gzip bool)) {
+	t.Parallel()
+	for _, gzip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gzip=%v", gzip), func(t *testing.T) {
+			eachTransport(t, func(t *testing.T, tc transportCase) {
+				s := tc.serve(t, loopback(t), answers(reply{}))
+				s.cfg.Gzip = gzip
+				test(t, newClient(t, s.cfg), s, gzip)
+			})
+		})
+	}
+}
+
+// Requests reach the collector intact, compressed with gzip when asked
+// and only then.
+func TestCompression(t *testing.T) {
+	eachCompression(t, func(t *testing.T, c Client, s served, gzip bool) {
+		req, body := testRequest(t, 50)
+		if r, _ := export(c, body, 50, Normal); r.Err != nil || r.Cause != Delivered {
+			t.Fatalf("result %+v", r)
+		}
+		if got := s.received(); len(got) != 1 || !proto.Equal(got[0], req) {
+			t.Error("request changed on the way")
+		}
+		enc, size := s.wire(0)
+		if gzip && (enc != "gzip" || size >= len(body)) || !gzip && (enc != "" || size != len(body)) {
+			t.Errorf("came with encoding %q in %d bytes, for %d", enc, size, len(body))
+		}
+	})
+}
+
+// A retryable answer is retried after the backoff or the delay the
+// collector asks for, resending the same request, in Final mode too (the
+// collector is up), until the timeout; a delay past the deadline is not
+// waited for, and a rejection is not retried.
+func TestRetries(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name             string
+		replies          []reply
+		mode             Mode
+		timeout          time.Duration
+		attempts         int
+		cause            Cause
+		minTook, maxTook time.Duration
+	}{
+		{"retryable, then accepted", []reply{{kind: retryable}, {}}, Normal, 3 * time.Second, 2, Delivered, 300 * time.Millisecond, 2 * time.Second},
+		{"delay asked for", []reply{{kind: retryable, after: time.Second}, {}}, Final, 3 * time.Second, 2, Delivered, 950 * time.Millisecond, 2500 * time.Millisecond},
+		{"delay past the deadline", []reply{{kind: retryable, after: time.Minute}}, Normal, 3 * time.Second, 1, Unavailable, 0, time.Second},
+		{"not retryable", []reply{{kind: rejected}, {}}, Normal, 3 * time.Second, 1, Rejected, 0, time.Second},
+		// Waits of 400-600ms, then 640-960ms: the third would pass 1s.
+		{"retries run out", []reply{{kind: retryable}}, Final, time.Second, 2, Unavailable, 300 * time.Millisecond, 2500 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eachTransport(t, func(t *testing.T, tc transportCase) {
+				s := tc.serve(t, loopback(t), answers(tt.replies...))
+				s.cfg.Timeout = tt.timeout
+				c := newClient(t, s.cfg)
+				req, body := testRequest(t, 4)
+				r, took := export(c, body, 4, tt.mode)
+				if r.Attempts != tt.attempts || r.Cause != tt.cause || s.calls() != tt.attempts {
+					t.Fatalf("result %+v after %d calls, want %d attempts and %v", r, s.calls(), tt.attempts, tt.cause)
+				}
+				if took < tt.minTook || took > tt.maxTook {
+					t.Errorf("took %v, want %v to %v", took, tt.minTook, tt.maxTook)
+				}
+				if delivered := tt.cause == Delivered; delivered != (r.Err == nil) || delivered != (r.Rejected == 0) || !delivered && r.Rejected != 4 {
+					t.Errorf("result %+v", r)
+				}
+				for i, got := range s.received() {
+					if !proto.Equal(got, req) {
+						t.Errorf("attempt %d sent another request", i+1)
+					}
+				}
+			})
+		})
+	}
+}
+
+// An export after Close fails at once with ErrClosed and reaches no
+// collector; a second Close is harmless.
+func TestExportAfterClose(t *testing.T) {
+	eachTransport(t, func(t *testing.T, tc transportCase) {
+		s := tc.serve(t, loopback(t), answers(reply{}))
+		c, err := New(s.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := testRequest(t, 2)
+		if r, _ := export(c, body, 2, Normal); r.Err != nil {
+			t.Fatalf("result %+v", r)
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		r, _ := export(c, body, 2, Normal)
+		if !errors.Is(r.Err, ErrClosed) || r.Rejected != 2 || r.Attempts != 0 || s.calls() != 1 {
+			t.Errorf("export after Close: %+v, %d calls", r, s.calls())
+		}
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	})
+}
+
+// Close does not wait for an export in flight, which fails with ErrClosed:
+// at once over gRPC, whose Close ends its calls; by its own timeout over
+// HTTP, whose Close only drops idle connections.
+func TestCloseDuringAnExport(t *testing.T) {
+	eachTransport(t, func(t *testing.T, tc transportCase) {
+		s := tc.serve(t, loopback(t), answers(reply{kind: hang}))
+		s.cfg.Timeout = time.Second
+		c, err := New(s.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body := testRequest(t, 2)
+		done := make(chan Result, 1)
+		go func() { done <- c.Export(context.Background(), body, 2, Normal) }()
+		waitFor(t, "the call", func() bool { return s.calls() > 0 })
+		start := time.Now()
+		if err := c.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		within(t, "Close", time.Since(start), 500*time.Millisecond)
+		bound := s.cfg.Timeout + 500*time.Millisecond
+		if tc.closeEndsExports {
+			bound = 500 * time.Millisecond
+		}
+		select {
+		case r := <-done:
+			within(t, "the export after Close", time.Since(start), bound)
+			if !errors.Is(r.Err, ErrClosed) || r.Rejected != 2 {
+				t.Errorf("export in flight: %+v", r)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("the export in flight did not end")
+		}
+	})
+}
+
+// Concurrent exports all arrive whole, and a body the caller writes over
+// once Export returns never reaches the collector.
+func TestConcurrentExports(t *testing.T) {
+	eachCompression(t, func(t *testing.T, c Client, s served, _ bool) {
+		want, _ := testRequest(t, 3)
+		_, other := testRequest(t, 7)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				_, body := testRequest(t, 3)
+				fresh := slices.Clone(body)
+				for range 5 {
+					if r := c.Export(context.Background(), body, 3, Normal); r.Err != nil {
+						t.Errorf("result %+v", r)
+					}
+					copy(body, other)
+					time.Sleep(time.Millisecond)
+					copy(body, fresh)
+				}
+			})
+		}
+		wg.Wait()
+		if n := s.calls(); n != 40 {
+			t.Errorf("collector got %d calls, want 40", n)
+		}
+		for i, got := range s.received() {
+			if !proto.Equal(got, want) {
+				t.Fatalf("request %d is not the one sent: the transport read the caller's buffer after Export returned", i)
+			}
+		}
+	})
 }

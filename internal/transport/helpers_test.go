@@ -54,13 +54,21 @@ func testRequest(t testing.TB, n int) (*collogspb.ExportLogsServiceRequest, []by
 	return req, b
 }
 
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t testing.TB) string {
+// loopback is a listener on a fresh loopback port; whoever serves on it
+// closes it.
+func loopback(t testing.TB) net.Listener {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t testing.TB) string {
+	t.Helper()
+	l := loopback(t)
 	addr := l.Addr().String()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -111,5 +119,15 @@ func within(t testing.TB, what string, d, limit time.Duration) {
 	t.Helper()
 	if d > limit {
 		t.Errorf("%s took %v, want at most %v", what, d, limit)
+	}
+}
+
+// waitFor polls cond until it holds, and fails the test after 5s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after 5s", what)
+		}
 	}
 }
