@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -97,7 +100,11 @@ var transportCases = []transportCase{
 			col := &collector{handle: func(ctx context.Context, call int) (*collogspb.ExportLogsServiceResponse, error) {
 				return grpcReply(ctx, t, answer(call))
 			}}
-			col.serve(t, l)
+			// Flow-control windows as large as the largest request: the
+			// client sends as far ahead as the kernel lets it, as over a
+			// link with a large bandwidth-delay product, which
+			// TestBodyIsLeftOnReturn needs.
+			col.serve(t, l, grpc.MaxRecvMsgSize(bigBody), grpc.InitialWindowSize(2*bigBody), grpc.InitialConnWindowSize(2*bigBody))
 			return served{
 				cfg:      grpcConfig(l.Addr().String()),
 				calls:    func() int { return int(col.calls.Load()) },
@@ -126,7 +133,7 @@ var transportCases = []transportCase{
 			return httpConfig("http://" + addr), addr
 		},
 		serve: func(t *testing.T, l net.Listener, answer func(int) reply) served {
-			col := &httpCollector{handle: func(w http.ResponseWriter, r *http.Request, call int) {
+			col := &httpCollector{maxBody: bigBody, handle: func(w http.ResponseWriter, r *http.Request, call int) {
 				httpReply(w, r, answer(call))
 			}}
 			return served{
@@ -528,4 +535,123 @@ func TestConcurrentExports(t *testing.T) {
 			}
 		}
 	})
+}
+
+// bigBody is the largest request the test collectors take; a larger one
+// is refused before it is read, as collectors refuse what is over their
+// limit. It is more than the kernel buffers of a loopback connection to a
+// slow collector hold, so that a transport still sends it when its
+// Export returns.
+const bigBody = 8 << 20
+
+// Once Export returns the body is the caller's again, though the collector
+// has not read it all: the pipeline fills the buffer with the next batch
+// then. Bytes the caller writes after the return must never reach the
+// collector, whether the call was canceled or answered before the
+// collector read it (under -race, a transport that reads them also fails
+// as a race).
+func TestBodyIsLeftOnReturn(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		size   int
+		cancel bool
+		check  func(r Result) bool
+	}{
+		{"canceled", bigBody, true, func(r Result) bool { return errors.Is(r.Err, context.Canceled) && r.Cause == Other }},
+		{"answered unread", bigBody + 1, false, func(r Result) bool { return r.Cause == Rejected && r.Attempts == 1 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			eachTransport(t, func(t *testing.T, tc transportCase) {
+				l := &slowListener{Listener: loopback(t), fast: make(chan struct{})}
+				s := tc.serve(t, l, answers(reply{}))
+				t.Cleanup(l.drop)
+				c := newClient(t, s.cfg)
+				body := bytes.Repeat([]byte{^marker}, tt.size)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tt.cancel {
+					time.AfterFunc(150*time.Millisecond, cancel)
+				}
+				start := time.Now()
+				r := c.Export(ctx, body, 1, Normal)
+				for i := range body {
+					body[i] = marker
+				}
+				within(t, "export", time.Since(start), time.Second)
+				if !tt.check(r) {
+					t.Errorf("result %+v", r)
+				}
+				// What the kernel holds goes at once, and a transport that
+				// kept the body sends it now.
+				close(l.fast)
+				time.Sleep(200 * time.Millisecond)
+				if l.sawMarker.Load() {
+					t.Error("the collector received bytes written over the body after Export returned")
+				}
+			})
+		})
+	}
+}
+
+// marker is the byte TestBodyIsLeftOnReturn writes over a body once Export
+// returns.
+const marker byte = 0x5a
+
+// slowListener hands out connections that buffer little and read a little
+// at a time, as a collector on a slow link would, until fast is closed;
+// sawMarker says whether one read a run of marker.
+type slowListener struct {
+	net.Listener
+	fast      chan struct{}
+	sawMarker atomic.Bool
+	mu        sync.Mutex
+	conns     []net.Conn
+}
+
+func (l *slowListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(16 << 10)
+	}
+	l.mu.Lock()
+	l.conns = append(l.conns, c)
+	l.mu.Unlock()
+	return slowConn{c, l}, nil
+}
+
+// drop closes the connections: a collector still reading a request the
+// client has given up on can wait many seconds (24 seen) for the kernel
+// to say so, and closing the server waits for it.
+func (l *slowListener) drop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		_ = c.Close()
+	}
+}
+
+type slowConn struct {
+	net.Conn
+	l *slowListener
+}
+
+// markerRun is more of marker in a row than the framing of a request
+// holds.
+var markerRun = bytes.Repeat([]byte{marker}, 16)
+
+func (c slowConn) Read(p []byte) (int, error) {
+	select {
+	case <-c.l.fast:
+	case <-time.After(2 * time.Millisecond):
+		p = p[:min(len(p), 4<<10)]
+	}
+	n, err := c.Conn.Read(p)
+	if bytes.Contains(p[:n], markerRun) {
+		c.l.sawMarker.Store(true)
+	}
+	return n, err
 }

@@ -29,10 +29,16 @@ type httpCollector struct {
 	hdrs   []http.Header
 	raw    [][]byte // bodies as they came, before gunzip
 	handle func(w http.ResponseWriter, r *http.Request, call int)
+	// maxBody, when set, has a larger request refused before it is read.
+	maxBody int64
 }
 
 func (c *httpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := int(c.calls.Add(1))
+	if c.maxBody > 0 && r.ContentLength > c.maxBody {
+		refuseUnread(w, r)
+		return
+	}
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -73,6 +79,18 @@ func (c *httpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.WriteHeader(http.StatusOK)
+}
+
+// refuseUnread answers 413 at once, then reads the request, as a proxy in
+// front of a collector may: the client has its answer while it still
+// sends the body.
+func refuseUnread(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	_ = rc.EnableFullDuplex()
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_ = rc.Flush()
+	_, _ = io.Copy(io.Discard, r.Body)
 }
 
 // start serves c on loopback, plaintext, until the test ends.
