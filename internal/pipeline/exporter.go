@@ -17,18 +17,18 @@ func (p *Pipeline) run() {
 	timer := time.NewTimer(p.cfg.ScheduleDelay)
 	defer timer.Stop()
 	stopping := false
+	var dueTo uint64 // the records accepted before it have waited the delay
 	for {
-		drain := stopping
 		if !stopping {
 			select {
 			case <-p.kick:
 			case <-timer.C:
-				drain = true
+				dueTo = p.accepted()
 			case <-p.stop:
-				stopping, drain = true, true
+				stopping = true
 			}
 		}
-		for p.exportOne(&b, stopping, drain) {
+		for p.exportOne(&b, stopping, dueTo) {
 			if p.ctx.Err() != nil {
 				return
 			}
@@ -42,15 +42,17 @@ func (p *Pipeline) run() {
 
 // exportOne sends one request if one is due, and reports whether it did.
 // A request is due when a batch is full, when a flush or the shutdown waits,
-// or, with drain, when the schedule delay has passed. What a steady stream
-// adds while a request is in flight waits to fill a batch of its own: a
-// request costs the transport and the collector a fixed price, so fewer,
-// fuller requests cost less per line.
-func (p *Pipeline) exportOne(b *batcher, stopping, drain bool) bool {
+// or when the oldest record waiting was accepted before dueTo, the mark
+// the schedule delay set. What a steady stream adds meanwhile, while a
+// request is in flight, waits to fill a batch of its own: a request costs
+// the transport and the collector a fixed price, so fewer, fuller requests
+// cost less per line.
+func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	p.mu.Lock()
 	p.kicked = false
 	final := stopping || p.flushAt > p.settled()
-	if p.q.records == 0 || !(drain || final || p.batchReady()) {
+	oldest := p.enqueued() - uint64(p.q.records) // the number of the oldest waiting
+	if p.q.records == 0 || !(final || p.batchReady() || oldest < dueTo) {
 		p.mu.Unlock()
 		return false
 	}

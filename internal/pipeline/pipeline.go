@@ -284,6 +284,13 @@ func (p *Pipeline) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// accepted is enqueued, under the lock.
+func (p *Pipeline) accepted() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.enqueued()
+}
+
 // enqueued is how many records were accepted so far: the marks flushes wait
 // for.
 func (p *Pipeline) enqueued() uint64 { return p.counts.Emitted - p.counts.Dropped }

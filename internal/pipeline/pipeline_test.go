@@ -490,3 +490,36 @@ func (s *sink) requestSizes() []int {
 	defer s.mu.Unlock()
 	return append([]int(nil), s.requests...)
 }
+
+// The schedule delay sends what was waiting when it passed, not what
+// arrives while that request is in flight: a stream slower than a batch
+// per delay still fills its requests after the timer has fired once.
+func TestDelayDrainsOnlyWhatWaited(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10; c.ScheduleDelay = 200 * time.Millisecond })
+	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	for i := range 3 {
+		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
+	}
+	for s.calls0() == 0 { // the delay passed: the 3 are in flight
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 3 {
+		p.Enqueue(sc, encoded(fmt.Sprint(3+i)), false)
+	}
+	close(s.block)
+	for p.Counts().Exported < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // well within the next delay
+	if got := s.requestSizes(); len(got) != 1 {
+		t.Fatalf("requests %v: what arrived during the delay's request went at once", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.Counts().Exported < 6 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if got := s.requestSizes(); fmt.Sprint(got) != "[3 3]" {
+		t.Errorf("requests %v, want [3 3]: the later 3 after the next delay", got)
+	}
+}
