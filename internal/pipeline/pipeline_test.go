@@ -438,21 +438,7 @@ func TestStreamFillsBatches(t *testing.T) {
 	s := &sink{block: make(chan struct{})}
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10 })
 	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
-	for i := range 10 {
-		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
-	}
-	for s.calls0() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	for i := range 3 { // while the first request is in flight
-		p.Enqueue(sc, encoded(fmt.Sprint(10+i)), false)
-	}
-	close(s.block)
-	for p.Counts().Exported < 10 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // room for a premature request
-	if got := s.requestSizes(); len(got) != 1 {
+	if got := addWhileInFlight(p, s, sc, 10, 3); len(got) != 1 {
 		t.Fatalf("requests %v: the 3 records added during the first went alone", got)
 	}
 	for i := range 9 {
@@ -498,21 +484,7 @@ func TestDelayDrainsOnlyWhatWaited(t *testing.T) {
 	s := &sink{block: make(chan struct{})}
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10; c.ScheduleDelay = 200 * time.Millisecond })
 	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
-	for i := range 3 {
-		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
-	}
-	for s.calls0() == 0 { // the delay passed: the 3 are in flight
-		time.Sleep(time.Millisecond)
-	}
-	for i := range 3 {
-		p.Enqueue(sc, encoded(fmt.Sprint(3+i)), false)
-	}
-	close(s.block)
-	for p.Counts().Exported < 3 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // well within the next delay
-	if got := s.requestSizes(); len(got) != 1 {
+	if got := addWhileInFlight(p, s, sc, 3, 3); len(got) != 1 { // the 3 went as the delay passed
 		t.Fatalf("requests %v: what arrived during the delay's request went at once", got)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -522,4 +494,26 @@ func TestDelayDrainsOnlyWhatWaited(t *testing.T) {
 	if got := s.requestSizes(); fmt.Sprint(got) != "[3 3]" {
 		t.Errorf("requests %v, want [3 3]: the later 3 after the next delay", got)
 	}
+}
+
+// addWhileInFlight enqueues first records and, once the export of a request
+// has started (s blocks it), during more; then lets it through and, after
+// a pause in which a premature request would go, returns the requests so
+// far.
+func addWhileInFlight(p *Pipeline, s *sink, sc, first, during int) []int {
+	for i := range first {
+		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
+	}
+	for s.calls0() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range during {
+		p.Enqueue(sc, encoded(fmt.Sprint(first+i)), false)
+	}
+	close(s.block)
+	for p.Counts().Exported < uint64(first) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	return s.requestSizes()
 }
