@@ -57,15 +57,14 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 		return false
 	}
 	queued := p.q.bytes
-	b.budget.start(p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource), p.scopes)
-	b.records, b.done = p.q.take(b.records[:0], p.cfg.MaxBatchRecords, &b.budget, b.done[:0])
+	b.req.Reset(p.cfg.Resource, p.scopes)
+	var n int
+	n, b.done = p.q.take(&b.req, p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource), p.cfg.MaxBatchRecords, b.done[:0])
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
-	scopes := p.scopes
 	p.mu.Unlock()
 	p.room.broadcast()
 
-	body := b.build(p.cfg.Resource, scopes)
-	n := len(b.records)
+	body := b.req.Bytes() // grouped by scope, as the SDK's exporter groups them
 	// The request holds its own copy: the chunks go back now, not after an
 	// export that may take the whole timeout.
 	p.mu.Lock()
@@ -116,58 +115,6 @@ func (f ExportFunc) Call(ctx context.Context, timeout time.Duration, body []byte
 
 // batcher builds requests, reusing its buffers from one to the next.
 type batcher struct {
-	records []record
-	done    []*chunk
-	req     otlpwire.Request
-	budget  budget
-}
-
-// build writes the taken records into a request, which groups them by
-// scope as the SDK's exporter does.
-func (b *batcher) build(res otlpwire.Resource, scopes []otlpwire.Scope) []byte {
-	b.req.Reset(res, scopes)
-	for _, r := range b.records {
-		b.req.Add(r.scope, r.data)
-	}
-	return b.req.Bytes()
-}
-
-// A budget is the bytes a request has left for records. A scope's own
-// bytes are charged with the first of its records the request takes, so
-// that a batch pays for the scopes it holds, not for every scope there is.
-type budget struct {
-	left   int
-	scopes []otlpwire.Scope
-	seen   []bool // by scope number
-	used   []int  // the scopes seen, to clear for the next request
-}
-
-// start readies the budget for a request with left bytes for records.
-func (b *budget) start(left int, scopes []otlpwire.Scope) {
-	for _, s := range b.used {
-		b.seen[s] = false
-	}
-	if len(b.seen) < len(scopes) {
-		b.seen = append(b.seen, make([]bool, len(scopes)-len(b.seen))...)
-	}
-	b.left, b.scopes, b.used = left, scopes, b.used[:0]
-}
-
-// charge takes a record of scope and length from the budget and reports
-// whether it fitted; force takes it whether or not, for the first record
-// of a request.
-func (b *budget) charge(scope, length int, force bool) bool {
-	cost := otlpwire.FieldSize(length)
-	if !b.seen[scope] {
-		cost += otlpwire.ScopeOverhead(b.scopes[scope])
-	}
-	if cost > b.left && !force {
-		return false
-	}
-	b.left -= cost
-	if !b.seen[scope] {
-		b.seen[scope] = true
-		b.used = append(b.used, scope)
-	}
-	return true
+	req  otlpwire.Request
+	done []*chunk
 }

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"encoding/binary"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // The queue keeps records as bytes in chunks, each record behind a header
@@ -22,13 +24,6 @@ const maxFreeChunks = 32
 
 type chunk struct {
 	buf []byte // committed bytes are buf[:len(buf)]
-}
-
-// record is a queued record taken by the exporter: its scope and its bytes,
-// which stay valid until the chunks they live in are released.
-type record struct {
-	scope int
-	data  []byte
 }
 
 type queue struct {
@@ -77,27 +72,32 @@ func (q *queue) tail(need int) *chunk {
 	return c
 }
 
-// take moves up to maxRecords records, as many as the request's budget
-// holds, from the head into dst, always at least one if any waits. It
-// returns the chunks read to the end, to release once dst is no longer
-// read.
-func (q *queue) take(dst []record, maxRecords int, bud *budget, done []*chunk) ([]record, []*chunk) {
-	for q.records > 0 && len(dst) < maxRecords {
+// take adds to req, from the head, up to maxRecords records, as many as
+// left bytes hold (req.Cost charges a scope's own bytes with its first
+// record), and always one if any waits. It returns how many, and the
+// chunks read to the end, to release once req's bytes are written: req
+// holds the records in place.
+func (q *queue) take(req *otlpwire.Request, left, maxRecords int, done []*chunk) (int, []*chunk) {
+	n := 0
+	for q.records > 0 && n < maxRecords {
 		c := q.chunks[0]
 		scope, n1 := binary.Uvarint(c.buf[q.headOff:])
 		length, n2 := binary.Uvarint(c.buf[q.headOff+n1:])
 		start := q.headOff + n1 + n2
-		if !bud.charge(int(scope), int(length), len(dst) == 0) {
+		cost := req.Cost(int(scope), int(length))
+		if cost > left && n > 0 {
 			break
 		}
-		dst = append(dst, record{scope: int(scope), data: c.buf[start : start+int(length) : start+int(length)]})
+		left -= cost
+		req.Add(int(scope), c.buf[start:start+int(length):start+int(length)])
+		n++
 		q.headOff = start + int(length)
 		q.records--
 		q.bytes -= n1 + n2 + int(length)
 		if q.headOff == len(c.buf) {
 			done = append(done, c)
 			if len(q.chunks) == 1 {
-				q.sealed = true // producers would write over what dst reads
+				q.sealed = true // producers would write over what req reads
 			}
 			q.chunks = q.chunks[1:]
 			q.headOff = 0
@@ -106,7 +106,7 @@ func (q *queue) take(dst []record, maxRecords int, bud *budget, done []*chunk) (
 	if len(q.chunks) == 0 {
 		q.chunks = q.chunks[:0:0]
 	}
-	return dst, done
+	return n, done
 }
 
 // release gives read chunks back for reuse.
