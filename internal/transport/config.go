@@ -118,9 +118,9 @@ func New(cfg Config) (Client, error) {
 		return nil, fmt.Errorf("transport: %w", err)
 	}
 	if cfg.Protocol == GRPC {
-		return newGRPC(cfg, e, secretsOf(cfg))
+		return newGRPC(cfg, e, secretsOf(cfg, e))
 	}
-	return newHTTP(cfg, e, secretsOf(cfg)), nil
+	return newHTTP(cfg, e, secretsOf(cfg, e)), nil
 }
 
 // endpoint parses cfg.Endpoint. OTLP/HTTP takes a URL only, and sends
@@ -146,10 +146,10 @@ func tlsConfig(c *tls.Config) *tls.Config {
 // authorization scheme, that is redacted on its own.
 const minSecretPart = 4
 
-// secretsOf lists the texts Sanitize redacts for cfg: every header value,
-// the credential after a scheme ("Bearer abc" gives "abc" too), and the
-// password of an HTTP endpoint's URL.
-func secretsOf(cfg Config) []string {
+// secretsOf lists the texts Sanitize redacts for cfg, whose endpoint is e:
+// every header value, the credential after a scheme ("Bearer abc" gives
+// "abc" too), and the password of an HTTP endpoint's URL.
+func secretsOf(cfg Config, e Endpoint) []string {
 	var s []string
 	for _, v := range cfg.Headers {
 		v = strings.TrimSpace(v)
@@ -163,7 +163,7 @@ func secretsOf(cfg Config) []string {
 			}
 		}
 	}
-	if e, err := cfg.endpoint(); err == nil && e.user != nil {
+	if e.user != nil {
 		if p, ok := e.user.Password(); ok && p != "" {
 			s = append(s, p)
 		}

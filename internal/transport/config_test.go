@@ -80,11 +80,16 @@ func TestTLSConfig(t *testing.T) {
 }
 
 func TestSecretsOf(t *testing.T) {
-	got := secretsOf(Config{
+	cfg := Config{
 		Protocol: HTTPProtobuf,
 		Endpoint: "https://user:pa55word@collector/v1/logs",
 		Headers:  map[string]string{"Authorization": "Bearer tokenvalue", "x-key": " k ", "empty": ""},
-	})
+	}
+	e, err := cfg.endpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := secretsOf(cfg, e)
 	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k", "pa55word"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("secrets %q lack %q", got, want)
