@@ -130,10 +130,9 @@ type orphan struct {
 	// for every file of every process that ended, would stay in the heap
 	// through an outage of the collector; the mapping costs no heap, and
 	// parsing it again when the file's turn comes reads nothing.
-	mem      []byte    // the file, mapped
-	notSpool bool      // parse found no spool file in it
-	c        *contents // parsed, while the file is shipped
-	err      error     // why it was not readable
+	mem []byte    // the file, mapped
+	c   *contents // parsed, while the file is shipped; nil for no spool file
+	err error     // why it was not readable
 }
 
 func (sh *Shipper) run() {
@@ -249,7 +248,6 @@ func (sh *Shipper) count(orphans []orphan) {
 			continue
 		}
 		if o.c == nil {
-			o.notSpool = true
 			torn++
 			continue
 		}
@@ -330,10 +328,10 @@ func (o *orphan) close() {
 // when it stopped with records left: the file stays, and its lock is let go.
 func (sh *Shipper) ship(o *orphan) bool {
 	defer o.close()
-	if o.err == nil && !o.notSpool {
+	if o.err == nil {
 		o.err = o.read()
 	}
-	if o.err == nil && (o.notSpool || o.c == nil) {
+	if o.err == nil && o.c == nil {
 		// Not a spool file at all: nothing in it can be sent.
 		syscall.Unlink(o.path)
 		return true
