@@ -438,7 +438,7 @@ func TestStreamFillsBatches(t *testing.T) {
 	s := &sink{block: make(chan struct{})}
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10 })
 	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
-	if got := addWhileInFlight(p, s, sc, 10, 3); len(got) != 1 {
+	if got := addWhileInFlight(t, p, s, sc, 10, 3); len(got) != 1 {
 		t.Fatalf("requests %v: the 3 records added during the first went alone", got)
 	}
 	for i := range 9 {
@@ -456,16 +456,10 @@ func TestStreamFillsBatches(t *testing.T) {
 	p2 := newTestPipeline(t, s2, func(c *Config) { c.MaxBatchRecords = 10; c.ScheduleDelay = 20 * time.Millisecond })
 	sc2 := p2.AddScope(otlpwire.NewScope("a", "", "", nil))
 	p2.Enqueue(sc2, encoded("late"), false)
-	deadline := time.Now().Add(5 * time.Second)
-	for s2.count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if s2.count() != 1 {
-		t.Errorf("a lone record was not sent after the schedule delay")
-	}
+	waitFor(t, "a lone record sent after the schedule delay", func() bool { return s2.count() == 1 })
 }
 
-func (s *sink) calls0() int {
+func (s *sink) exports() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls
@@ -484,13 +478,10 @@ func TestDelayDrainsOnlyWhatWaited(t *testing.T) {
 	s := &sink{block: make(chan struct{})}
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords = 10; c.ScheduleDelay = 200 * time.Millisecond })
 	sc := p.AddScope(otlpwire.NewScope("a", "", "", nil))
-	if got := addWhileInFlight(p, s, sc, 3, 3); len(got) != 1 { // the 3 went as the delay passed
+	if got := addWhileInFlight(t, p, s, sc, 3, 3); len(got) != 1 { // the 3 went as the delay passed
 		t.Fatalf("requests %v: what arrived during the delay's request went at once", got)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p.Counts().Exported < 6 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the later 3 exported", func() bool { return p.Counts().Exported == 6 })
 	if got := s.requestSizes(); fmt.Sprint(got) != "[3 3]" {
 		t.Errorf("requests %v, want [3 3]: the later 3 after the next delay", got)
 	}
@@ -500,20 +491,27 @@ func TestDelayDrainsOnlyWhatWaited(t *testing.T) {
 // has started (s blocks it), during more; then lets it through and, after
 // a pause in which a premature request would go, returns the requests so
 // far.
-func addWhileInFlight(p *Pipeline, s *sink, sc, first, during int) []int {
+func addWhileInFlight(t *testing.T, p *Pipeline, s *sink, sc, first, during int) []int {
+	t.Helper()
 	for i := range first {
 		p.Enqueue(sc, encoded(fmt.Sprint(i)), false)
 	}
-	for s.calls0() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the first request in flight", func() bool { return s.exports() > 0 })
 	for i := range during {
 		p.Enqueue(sc, encoded(fmt.Sprint(first+i)), false)
 	}
 	close(s.block)
-	for p.Counts().Exported < uint64(first) {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the first request exported", func() bool { return p.Counts().Exported >= uint64(first) })
 	time.Sleep(50 * time.Millisecond)
 	return s.requestSizes()
+}
+
+// waitFor fails the test if cond is not met within 5 seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 5s: %s", what)
+		}
+	}
 }
