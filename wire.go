@@ -72,7 +72,7 @@ func directLimits(p *LoggerProvider) otlpwire.Limits {
 // false, having queued nothing, when the entry needs the general way. e
 // is scratch for fields of other kinds, and is left empty.
 func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity, fields []zapcore.Field) bool {
-	if !c.wire.ok || l.name != "" {
+	if l.name != "" {
 		return false // a scope past the bound: the general way adds its name
 	}
 	var rec otlpwire.Record
@@ -82,7 +82,6 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent 
 	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
 		return false // a record too large is cut, the general way
 	}
-	e.direct.forget()
 	l.p.pipe.Enqueue(l.scope, b, false)
 	return true
 }
@@ -103,10 +102,10 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 
 // appendDirect appends the record the direct way, and reports false when
 // the entry needs the general way; then e.direct keeps what it converted,
-// for addFieldsOnce.
+// for addFieldsOnce. What it converted is forgotten where every encoder is
+// forgotten: when it is released (putEncoder, teeWrite.release).
 func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	d := &e.direct
-	d.forget()
 	if !c.wire.ok {
 		return b, false
 	}
@@ -305,14 +304,13 @@ func (d *directWriter) addException() bool {
 // addFieldsOnce adds the fields as addFields does, but those the direct
 // way has converted already (it gave the entry up after them): their
 // attributes are taken as they were, and their user code does not run
-// again. It forgets them.
+// again.
 func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
 	d := &e.direct
 	if len(d.converted) == 0 {
 		e.addFields(fields)
 		return
 	}
-	defer d.forget()
 	done := d.converted
 	for i := range fields {
 		if len(done) == 0 || done[0].index != i {
