@@ -135,7 +135,7 @@ func (e *attrEncoder) reset() bool {
 	clear(e.top)
 	e.kvs, e.frames, e.top = e.kvs[:0], e.frames[:0], e.top[:0]
 	e.hasErr, e.err = false, nil
-	e.hold, e.held = false, heldValue{}
+	e.hold, e.held, e.depth = false, heldValue{}, 0
 	return true
 }
 
@@ -262,9 +262,7 @@ func (e *attrEncoder) addError(key string, v any) {
 		typ := errorType(err)
 		// The last zap.Error wins, as any repeated key does; top holds
 		// nothing but its attributes until the entry's own are added.
-		clear(e.top)
-		e.hasErr, e.err, e.top = true, err, e.top[:0]
-		e.top = append(e.top,
+		e.setException(err,
 			stringAttr(keyExceptionMessage, msg),
 			stringAttr(keyExceptionType, typ))
 		e.top = appendErrorDetails(e.top, key, causes, verbose)
@@ -272,6 +270,13 @@ func (e *attrEncoder) addError(key string, v any) {
 	}
 	e.addString(key, msg)
 	e.kvs = appendErrorDetails(e.kvs, key, causes, verbose)
+}
+
+// setException makes attrs, of err, the record's exception, replacing any
+// earlier one.
+func (e *attrEncoder) setException(err error, attrs ...attribute.KeyValue) {
+	clear(e.top)
+	e.hasErr, e.err, e.top = true, err, append(e.top[:0], attrs...)
 }
 
 func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []error, verbose string) []attribute.KeyValue {
@@ -498,10 +503,7 @@ func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
 		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddObject("v", m) })
 	}
 	inner := getEncoder()
-	defer func() {
-		inner.depth = 0
-		putEncoder(inner)
-	}()
+	defer putEncoder(inner)
 	inner.depth = a.depth + 1
 	err := m.MarshalLogObject(inner)
 	a.vals = append(a.vals, attribute.MapValue(inner.result()...))

@@ -337,8 +337,7 @@ func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 		e.kvs = append(e.kvs, kvs...)
 		return
 	}
-	clear(e.top)
-	e.hasErr, e.err, e.top = true, c.err, append(e.top[:0], kvs...)
+	e.setException(c.err, kvs...)
 }
 
 func (d *directWriter) str(key, v string) bool {
