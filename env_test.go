@@ -429,10 +429,7 @@ func TestTargetSendsTo(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			var c providerConfig
-			for _, o := range tc.opts {
-				o.applyProvider(&c)
-			}
+			c := newProviderConfig(tc.opts)
 			if err := c.resolveEnv(); err != nil {
 				t.Fatal(err)
 			}

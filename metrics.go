@@ -176,7 +176,7 @@ func makeMetrics(mp metric.MeterProvider, c *providerConfig, exp exporter) (*pip
 		if exp.target.protocol == transport.GRPC {
 			expType = string(otelconv.ComponentTypeOtlpGRPCLogExporter)
 		}
-		server = serverAttrs(exp.target)
+		server = []attribute.KeyValue{semconv.ServerAddress(exp.target.host), semconv.ServerPort(exp.target.port)}
 		m.protocol = exp.target.protocol
 	}
 	m.exporterAttrs = append([]attribute.KeyValue{
@@ -185,15 +185,6 @@ func makeMetrics(mp metric.MeterProvider, c *providerConfig, exp exporter) (*pip
 	}, server...)
 	m.exporter = metric.WithAttributeSet(attribute.NewSet(m.exporterAttrs...))
 	return m, nil
-}
-
-// serverAttrs are server.address and server.port of an OTLP endpoint, as
-// the SDK's exporters give them.
-func serverAttrs(t *target) []attribute.KeyValue {
-	if t.host == "" {
-		return nil
-	}
-	return []attribute.KeyValue{semconv.ServerAddress(t.host), semconv.ServerPort(t.port)}
 }
 
 // wrap returns export timed by the duration metric: one observation per
