@@ -47,28 +47,28 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) || has("connection refused"):
-		return connFailure{Refused, "connection refused", true, false}, true
+		return connFailure{cause: Refused, what: "connection refused", retryable: true}, true
 	case errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
 		has("no route to host", "network is unreachable"):
-		return connFailure{Refused, "no route to the host", true, false}, true
+		return connFailure{cause: Refused, what: "no route to the host", retryable: true}, true
 	case errors.As(err, &dnsErr) || has("no such host", "produced zero addresses", "name resolver error", "server misbehaving"):
-		return connFailure{Refused, "the host name did not resolve", true, false}, true
+		return connFailure{cause: Refused, what: "the host name did not resolve", retryable: true}, true
 	case errors.As(err, &recordErr) || has("first record does not look like a TLS handshake", "server gave HTTP response to HTTPS client"):
-		return connFailure{TLSMismatch, "TLS handshake failed: the server speaks plaintext", false, false}, true
+		return connFailure{cause: TLSMismatch, what: "TLS handshake failed: the server speaks plaintext"}, true
 	case plaintext && has(`malformed HTTP response "\x15\x03`, "error reading server preface: EOF",
 		"error reading server preface: read tcp", "error reading server preface: connection reset",
 		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
-		return connFailure{TLSMismatch, "the server expects TLS but the client spoke plaintext", false, false}, true
+		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext"}, true
 	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header", "readLoopPeekFailLocked"):
 		// An HTTP/1 client reading a gRPC server's SETTINGS frame (or
 		// getting it before its request was sent), or a gRPC client reading
 		// an HTTP/1 answer.
-		return connFailure{ProtocolMismatch, "the endpoint speaks another protocol", false, false}, true
+		return connFailure{cause: ProtocolMismatch, what: "the endpoint speaks another protocol"}, true
 	case errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
 		errors.As(err, &invalidErr) || has("x509:", "failed to verify certificate"):
-		return connFailure{Other, "TLS certificate verification failed", false, false}, true
+		return connFailure{cause: Other, what: "TLS certificate verification failed"}, true
 	case has("remote error: tls:"):
-		return connFailure{Other, "the server ended the TLS handshake", false, false}, true
+		return connFailure{cause: Other, what: "the server ended the TLS handshake"}, true
 	case errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		has("use of closed network connection", "connection reset by peer", "broken pipe"):
@@ -76,7 +76,7 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 		// that hung up on a protocol it does not speak (net/http then
 		// closes the connection under its own write). A new connection
 		// tells which, at once.
-		return connFailure{Unavailable, "the connection broke", true, true}, true
+		return connFailure{cause: Unavailable, what: "the connection broke", retryable: true, again: true}, true
 	}
 	return connFailure{}, false
 }
