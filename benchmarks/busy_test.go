@@ -113,7 +113,7 @@ func busyRun(b *testing.B, name string, steps, lines int, compute time.Duration,
 	if sampleHeap {
 		heap = startHeapPeak()
 	}
-	p := startPipeline(b, name, s.GRPC, pipelineConfig{officialQueue: 2 * lines})
+	p := startPipeline(b, name, s, pipelineConfig{officialQueue: 2 * lines})
 	cpu0 := cpuTime()
 	var logging time.Duration
 	for step := range steps {

@@ -1,7 +1,11 @@
 package benchmarks
 
 import (
+	"flag"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -42,14 +46,32 @@ import (
 // use above the heap before the pipeline was built. The sampler's wake-ups
 // cost CPU of their own, which is why it does not run during the measured
 // pass; %delivered and dup/1k cover both passes.
+//
+// With ZAPLENS_BENCH_HTTP=1 zaplens sends over OTLP/HTTP (protobuf) to the
+// same receiver; the official pipeline stays on OTLP/gRPC.
+//
+// With ZAPLENS_BENCH_PAUSE_SINK=1 the receiver is paused (SIGSTOP) for the
+// timed loop and resumed after it: the call as it would be with the
+// receiver on a machine of its own, what is sent waiting in the sockets
+// and the queue meanwhile. The official pipeline's queue is then made to
+// hold every line of the loop (-benchtime=Nx), so that it drops none and
+// does the work of each.
 func BenchmarkCall(b *testing.B) {
+	pauseSink := os.Getenv("ZAPLENS_BENCH_PAUSE_SINK") != ""
+	cfg := pipelineConfig{http: os.Getenv("ZAPLENS_BENCH_HTTP") != ""}
+	if pauseSink {
+		cfg.officialQueue = benchLines(b)
+	}
 	for _, name := range pipelineNames {
 		b.Run("bridge="+name, func(b *testing.B) {
 			b.ReportAllocs()
 			s := startSink(b)
-			p := startPipeline(b, name, s.GRPC, pipelineConfig{})
+			p := startPipeline(b, name, s, cfg)
 			cf := p.ctx(traceCtx)
 			rx0 := s.Count(b)
+			if pauseSink {
+				s.pause(b)
+			}
 			runtime.LockOSThread()
 			m0, cpu0, w0 := mallocs(), cpuTime(), runqWait()
 			tcpu0, twait0 := threadSched()
@@ -62,6 +84,9 @@ func BenchmarkCall(b *testing.B) {
 			loopAllocs := mallocs() - m0
 			wait := runqWait() - w0
 			runtime.UnlockOSThread()
+			if pauseSink {
+				s.resume(b)
+			}
 			p.stop(b)
 			cpu := cpuTime() - cpu0
 			allocs := mallocs() - m0
@@ -72,7 +97,7 @@ func BenchmarkCall(b *testing.B) {
 
 			// The heap pass.
 			heap := startHeapPeak()
-			p = startPipeline(b, name, s.GRPC, pipelineConfig{})
+			p = startPipeline(b, name, s, cfg)
 			cf = p.ctx(traceCtx)
 			for i := range n {
 				info5(p.logger, cf, i)
@@ -99,4 +124,15 @@ func BenchmarkCall(b *testing.B) {
 			b.ReportMetric(1000*float64(both.Duplicates)/float64(2*n), "dup/1k")
 		})
 	}
+}
+
+// benchLines is the count of -test.benchtime=Nx, which a paused receiver's
+// run needs ahead.
+func benchLines(b *testing.B) int {
+	v := flag.Lookup("test.benchtime").Value.String()
+	n, err := strconv.Atoi(strings.TrimSuffix(v, "x"))
+	if !strings.HasSuffix(v, "x") || err != nil || n <= 0 {
+		b.Fatalf("ZAPLENS_BENCH_PAUSE_SINK needs -test.benchtime=Nx, not %q", v)
+	}
+	return n
 }

@@ -37,12 +37,16 @@ type pipelineConfig struct {
 	// officialQueue, if not zero, is the official pipeline's
 	// sdklog.WithMaxQueueSize (the SDK's default is 2048).
 	officialQueue int
+	// http sends zaplens's lines over OTLP/HTTP with protobuf instead of
+	// OTLP/gRPC; the official pipeline stays on otlploggrpc.
+	http bool
 }
 
-// startPipeline builds the named contender exporting to endpoint
-// (host:port, OTLP/gRPC without TLS).
-func startPipeline(tb testing.TB, name, endpoint string, cfg pipelineConfig) pipeline {
+// startPipeline builds the named contender exporting to the sink s, over
+// OTLP/gRPC without TLS unless cfg says otherwise.
+func startPipeline(tb testing.TB, name string, s *sink, cfg pipelineConfig) pipeline {
 	tb.Helper()
+	endpoint := s.GRPC
 	noLoss := func() (int64, bool) { return 0, false }
 	switch name {
 	case "zap":
@@ -81,6 +85,9 @@ func startPipeline(tb testing.TB, name, endpoint string, cfg pipelineConfig) pip
 		// own pipeline with its defaults, told only where the receiver is;
 		// with the spool on, in a directory of the test's.
 		opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + endpoint)}
+		if cfg.http {
+			opts = []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + s.OTLPHTTP), zaplens.WithProtocol("http/protobuf")}
+		}
 		if name == "zaplens-spool" {
 			opts = append(opts, zaplens.WithSpool(tb.TempDir()))
 		}
@@ -121,7 +128,7 @@ func TestPipelinesDeliver(t *testing.T) {
 	for _, name := range append(pipelineNames[1:], "zaplens-spool") {
 		t.Run(name, func(t *testing.T) {
 			s := startSink(t)
-			p := startPipeline(t, name, s.GRPC, pipelineConfig{officialQueue: 2 * lines})
+			p := startPipeline(t, name, s, pipelineConfig{officialQueue: 2 * lines})
 			cf := p.ctx(traceCtx)
 			for i := range lines {
 				info5(p.logger, cf, i)

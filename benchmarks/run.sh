@@ -4,6 +4,8 @@
 #   - BenchmarkCall: the logging call (Info, 5 fields and a context) through
 #     each contender on its own default pipeline, exporting over OTLP/gRPC to
 #     cmd/otlpsink in another process;
+#   - the same with the receiver paused for each timed loop, as if it ran
+#     on a machine of its own;
 #   - BenchmarkBusyRank: the busy rank (10 steps x 10,000 lines, with 0.5 s of
 #     compute between steps and back to back), same pipelines;
 #   - BenchmarkLine and BenchmarkLever: cases 1-7 in one process, every bridge
@@ -14,7 +16,7 @@
 #
 # Raw results go to benchmarks/results/.
 #
-#   benchmarks/run.sh                 # about 9 minutes on 2 cores
+#   benchmarks/run.sh                 # about 10 minutes on 2 cores
 #   COUNT=10 BUSY_COUNT=8 benchmarks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -23,6 +25,7 @@ COUNT=${COUNT:-8}              # rounds; benchstat wants 6 or more for a 95% int
 BENCHTIME=${BENCHTIME:-500ms}  # per run of each BenchmarkLine and BenchmarkLever case
 CALL_LINES=${CALL_LINES:-100000} # lines per run of BenchmarkCall: one busy-rank burst
 BUSY_COUNT=${BUSY_COUNT:-6}    # rounds of BenchmarkBusyRank (~40 s each)
+PAUSED_COUNT=${PAUSED_COUNT:-6} # rounds of BenchmarkCall with the receiver paused (~25 s each)
 PROFILE_LINES=${PROFILE_LINES:-1000000} # lines of the profiled BenchmarkCall runs
 BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da
 benchstat() { go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION}" "$@"; }
@@ -63,6 +66,14 @@ for i in $(seq "$BUSY_COUNT"); do
 	ZAPLENS_BENCH_BUSY=full bench -test.bench='^BenchmarkBusyRank$' -test.benchtime=1x | tee -a "$out/busy.txt" >&2
 done
 
+# The receiver paused (SIGSTOP) for each loop: the call as it is with the
+# receiver's CPU off this machine.
+echo "BenchmarkCall, receiver paused: $PAUSED_COUNT rounds" >&2
+: > "$out/call-paused.txt"
+for i in $(seq "$PAUSED_COUNT"); do
+	ZAPLENS_BENCH_PAUSE_SINK=1 bench -test.bench='^BenchmarkCall$' -test.benchmem -test.benchtime="${CALL_LINES}x" >> "$out/call-paused.txt"
+done
+
 echo "profiles of BenchmarkCall" >&2
 for b in zap official zaplens; do
 	bench -test.bench="^BenchmarkCall\$/^bridge=$b\$" -test.benchtime="${PROFILE_LINES}x" \
@@ -72,6 +83,7 @@ go tool pprof -top -nodecount=30 "$out/bench.test" "$out/call-zaplens.prof" > "$
 go tool pprof -top -cum -nodecount=40 "$out/bench.test" "$out/call-zaplens.prof" > "$out/call-zaplens-cum.txt" 2>/dev/null
 
 benchstat -col /bridge "$out/call.txt" > "$out/call-benchstat.txt"
+benchstat -col /bridge "$out/call-paused.txt" > "$out/call-paused-benchstat.txt"
 benchstat -col /bridge -row /compute "$out/busy.txt" > "$out/busy-benchstat.txt"
 benchstat -col /bridge -row /case "$out/line.txt" > "$out/line-benchstat.txt"
 benchstat -col /bridge -row /lever "$out/lever.txt" > "$out/lever-benchstat.txt"
@@ -82,6 +94,10 @@ echo
 echo "## The logging call, to a receiver in another process"
 echo
 benchstat -col /bridge -format csv "$out/call.txt" 2>/dev/null | go run ./cmd/benchtable -call -raw "$out/call.txt"
+echo
+echo "## The logging call, the receiver paused during the loop"
+echo
+benchstat -col /bridge -format csv "$out/call-paused.txt" 2>/dev/null | go run ./cmd/benchtable -call -raw "$out/call-paused.txt"
 echo
 echo "## The busy rank"
 echo

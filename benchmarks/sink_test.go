@@ -171,6 +171,21 @@ func (s *sink) Count(tb testing.TB) sinkTotals {
 	return t
 }
 
+// pause stops the receiver's process (SIGSTOP) until resume: it takes no
+// CPU, and what is sent to it waits in the sockets and the sender's queue.
+func (s *sink) pause(tb testing.TB) {
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// resume continues a paused receiver (SIGCONT).
+func (s *sink) resume(tb testing.TB) {
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func (s *sink) stop() {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.in.Close()
