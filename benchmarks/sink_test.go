@@ -187,6 +187,9 @@ func (s *sink) resume(tb testing.TB) {
 }
 
 func (s *sink) stop() {
+	// A benchmark that failed while the receiver was paused leaves it
+	// stopped, deaf to SIGTERM and to its stdin closing.
+	s.cmd.Process.Signal(syscall.SIGCONT)
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	s.in.Close()
 	s.cmd.Wait()
