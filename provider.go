@@ -144,7 +144,8 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 
 // Logger returns the logger of the named instrumentation scope. Loggers
 // are kept per scope; past [maxProviderScopes] distinct scopes, later ones
-// share the last scope made, so that a program naming loggers after
+// share one overflow scope, zaplens.overflow, each record keeping its own
+// scope's name as otel.scope.name, so that a program naming loggers after
 // unbounded values cannot grow the provider without bound.
 func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logger {
 	if p.pipe == nil {

@@ -85,8 +85,10 @@ func levelForRank(rank int, ranks []int, level, others zapcore.Level) zapcore.Le
 
 // WithRankLevel sets the bridge's level by [RankLevel]: level on the listed
 // ranks, others everywhere else. It replaces [WithLevel], and the base core
-// of a tee keeps its own level.
+// of a tee keeps its own level. The rank is read when a core is built with
+// the option, not when the option is made: an option held in a package
+// variable sees the launcher's variables all the same.
 func WithRankLevel(ranks []int, level, others zapcore.Level) Option {
-	l := RankLevel(ranks, level, others)
-	return optionFunc(func(c *config) { c.level = l })
+	ranks = slices.Clone(ranks)
+	return optionFunc(func(c *config) { c.level = RankLevel(ranks, level, others) })
 }

@@ -78,6 +78,23 @@ func TestWithRankLevelSetsBridgeLevel(t *testing.T) {
 	}
 }
 
+// An option made before the launcher's variables are set (a package
+// variable, say) reads the rank when a core is built with it.
+func TestWithRankLevelReadsRankWhenApplied(t *testing.T) {
+	cleanEnv(t)
+	ranks := []int{0}
+	opt := WithRankLevel(ranks, zapcore.InfoLevel, Off)
+	ranks[0] = 3 // the caller's slice is the caller's
+	t.Setenv("RANK", "3")
+	if c := newConfig([]Option{opt}); c.level.Enabled(zapcore.ErrorLevel) {
+		t.Errorf("rank 3, set after the option was made: level %v, want Off", c.level)
+	}
+	t.Setenv("RANK", "0")
+	if c := newConfig([]Option{opt}); !c.level.Enabled(zapcore.InfoLevel) {
+		t.Errorf("rank 0: level %v, want Info", c.level)
+	}
+}
+
 // The policy's Enabled is one comparison: no allocation, no lookup.
 func TestRankLevelEnabledAllocatesNothing(t *testing.T) {
 	cleanEnv(t)
