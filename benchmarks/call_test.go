@@ -51,11 +51,15 @@ import (
 // same receiver; the official pipeline stays on OTLP/gRPC.
 //
 // With ZAPLENS_BENCH_PAUSE_SINK=1 the receiver is paused (SIGSTOP) for the
-// timed loop and resumed after it: the call as it would be with the
-// receiver on a machine of its own, what is sent waiting in the sockets
-// and the queue meanwhile. The official pipeline's queue is then made to
-// hold every line of the loop (-benchtime=Nx), so that it drops none and
-// does the work of each.
+// timed loop and resumed after it. Every exporter then blocks on it, so
+// nearly all export work waits until the loop ends: the call with no
+// export competing, a lower bound for every contender (not a receiver on
+// another machine, where each exporter would still compete with its
+// caller). The official pipeline's queue is then made to hold every line
+// of the loop (-benchtime=Nx), so that it drops none. Keep N to a few
+// hundred thousand: that queue is allocated whole (about 1.3 KB a line),
+// and a loop longer than the exporters' 10 s timeout turns their blocked
+// exports into retries.
 func BenchmarkCall(b *testing.B) {
 	pauseSink := os.Getenv("ZAPLENS_BENCH_PAUSE_SINK") != ""
 	cfg := pipelineConfig{http: os.Getenv("ZAPLENS_BENCH_HTTP") != ""}

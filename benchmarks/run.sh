@@ -4,8 +4,8 @@
 #   - BenchmarkCall: the logging call (Info, 5 fields and a context) through
 #     each contender on its own default pipeline, exporting over OTLP/gRPC to
 #     cmd/otlpsink in another process;
-#   - the same with the receiver paused for each timed loop, as if it ran
-#     on a machine of its own;
+#   - the same with the receiver paused for each timed loop: the call with
+#     no export work competing, a lower bound for every contender;
 #   - BenchmarkBusyRank: the busy rank (10 steps x 10,000 lines, with 0.5 s of
 #     compute between steps and back to back), same pipelines;
 #   - BenchmarkLine and BenchmarkLever: cases 1-7 in one process, every bridge
@@ -16,7 +16,7 @@
 #
 # Raw results go to benchmarks/results/.
 #
-#   benchmarks/run.sh                 # about 10 minutes on 2 cores
+#   benchmarks/run.sh                 # about 9 minutes on 2 cores
 #   COUNT=10 BUSY_COUNT=8 benchmarks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -25,7 +25,7 @@ COUNT=${COUNT:-8}              # rounds; benchstat wants 6 or more for a 95% int
 BENCHTIME=${BENCHTIME:-500ms}  # per run of each BenchmarkLine and BenchmarkLever case
 CALL_LINES=${CALL_LINES:-100000} # lines per run of BenchmarkCall: one busy-rank burst
 BUSY_COUNT=${BUSY_COUNT:-6}    # rounds of BenchmarkBusyRank (~40 s each)
-PAUSED_COUNT=${PAUSED_COUNT:-6} # rounds of BenchmarkCall with the receiver paused (~25 s each)
+PAUSED_COUNT=${PAUSED_COUNT:-6} # rounds of BenchmarkCall with the receiver paused (~3 s each)
 PROFILE_LINES=${PROFILE_LINES:-1000000} # lines of the profiled BenchmarkCall runs
 BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da
 benchstat() { go run "golang.org/x/perf/cmd/benchstat@${BENCHSTAT_VERSION}" "$@"; }
@@ -66,8 +66,8 @@ for i in $(seq "$BUSY_COUNT"); do
 	ZAPLENS_BENCH_BUSY=full bench -test.bench='^BenchmarkBusyRank$' -test.benchtime=1x | tee -a "$out/busy.txt" >&2
 done
 
-# The receiver paused (SIGSTOP) for each loop: the call as it is with the
-# receiver's CPU off this machine.
+# The receiver paused (SIGSTOP) for each loop: every exporter blocks on it,
+# so the call runs with no export work competing.
 echo "BenchmarkCall, receiver paused: $PAUSED_COUNT rounds" >&2
 : > "$out/call-paused.txt"
 for i in $(seq "$PAUSED_COUNT"); do
