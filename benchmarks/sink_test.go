@@ -194,3 +194,21 @@ func (s *sink) stop() {
 	s.in.Close()
 	s.cmd.Wait()
 }
+
+// TestSinkStopsWhenPaused: a benchmark that fails while the receiver is
+// paused must not leave its cleanup waiting for ever on a stopped process.
+func TestSinkStopsWhenPaused(t *testing.T) {
+	s := startSink(t)
+	s.pause(t)
+	stopped := make(chan struct{})
+	go func() {
+		s.stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		t.Fatal("a paused sink did not stop within 10 s")
+	}
+}
