@@ -152,7 +152,7 @@ func (c *providerConfig) resolveOTLP() error {
 // on localhost:4317. Over a plaintext endpoint the user set, they go, with
 // a warning.
 func (c *providerConfig) checkPlaintextHeaders(t target) error {
-	if len(c.headers.value) == 0 || t.tls {
+	if len(c.headers.value) == 0 || t.TLS {
 		return nil
 	}
 	if c.endpointFrom == "the default endpoint" {
@@ -185,40 +185,40 @@ func (c *providerConfig) resolveProtocol() error {
 // target is where and how the transport sends.
 type target struct {
 	protocol transport.Protocol
-	endpoint string // gRPC: host:port; HTTP: the whole URL; as transport.Config takes it
-	host     string // as parsed, without brackets, for server.address
-	port     int    // as parsed or defaulted, for server.port
-	tls      bool
-	display  string // for messages: no credentials, path or query
+	// Endpoint is what the transport is given: for OTLP/HTTP, its Path is
+	// the path the logs are posted to; gRPC has none.
+	transport.Endpoint
+	display string // for messages: scheme, host and port
 }
 
 // target resolves where and how to send. The insecure variables apply only
 // to an endpoint without a scheme, as the OTLP spec says; WithInsecure
 // turns TLS off whatever the scheme.
 func (c *providerConfig) target() (target, error) {
-	t, e, err := parseEndpoint(c.endpoint.value, c.insecure.value, transport.Protocol(c.protocol.value))
+	p := transport.Protocol(c.protocol.value)
+	e, err := transport.ParseEndpoint(c.endpoint.value, p, c.insecure.value)
 	if err != nil {
-		return t, fmt.Errorf("%s: %w", c.endpointFrom, err)
+		return target{}, fmt.Errorf("%s: %w", c.endpointFrom, err)
 	}
+	t := target{protocol: p, Endpoint: e}
 	if c.insecure.set && c.insecure.value {
-		if t.tls && c.endpointFrom != "WithEndpoint" {
+		if t.TLS && c.endpointFrom != "WithEndpoint" {
 			c.warnings = append(c.warnings, fmt.Sprintf("WithInsecure turns TLS off for the endpoint of %s, which asks for it", c.endpointFrom))
 		}
-		t.tls = false
+		t.TLS = false
 	}
 	if err := c.checkPlaintextHeaders(t); err != nil {
 		return t, err
 	}
-	scheme := "https://"
-	if !t.tls {
-		scheme = "http://"
+	t.display = "https://" + t.HostPort()
+	if !t.TLS {
+		t.display = "http://" + t.HostPort()
 	}
-	t.display = scheme + t.endpoint
-	path := e.Path
 	if t.protocol == transport.GRPC {
-		if path != "" && path != "/" {
+		if t.Path != "" && t.Path != "/" {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s has a path, which OTLP/gRPC does not use: sending to %s (OTLP/HTTP, which uses paths such as /v1/logs, listens on port 4318: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)", c.endpointFrom, t.display))
 		}
+		t.Path = ""
 		return t, nil
 	}
 	// OTLP/HTTP: the generic variable names a base URL, to which the signal's
@@ -226,25 +226,14 @@ func (c *providerConfig) target() (target, error) {
 	switch {
 	case c.endpointFrom == "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT":
 	case c.endpointFrom == "OTEL_EXPORTER_OTLP_ENDPOINT":
-		path = strings.TrimSuffix(path, "/") + "/v1/logs"
-	case path == "" || path == "/":
-		path = "/v1/logs"
+		t.Path = strings.TrimSuffix(t.Path, "/") + "/v1/logs"
+	case t.Path == "" || t.Path == "/":
+		t.Path = "/v1/logs"
 	}
-	if path == "" {
-		path = "/"
+	if t.Path == "" {
+		t.Path = "/"
 	}
-	t.endpoint = scheme + t.endpoint + path
 	return t, nil
-}
-
-// parseEndpoint reads an endpoint with the transport's parser, so that
-// the transport reads what is validated here the same way.
-func parseEndpoint(raw string, insecure bool, protocol transport.Protocol) (target, transport.Endpoint, error) {
-	e, err := transport.ParseEndpoint(raw, protocol, insecure)
-	if err != nil {
-		return target{}, e, err
-	}
-	return target{protocol: protocol, endpoint: e.HostPort(), host: e.Host, port: e.Port, tls: e.TLS}, e, nil
 }
 
 // parseHeaders reads OTEL_EXPORTER_OTLP_[LOGS_]HEADERS (named by key); a

@@ -4,59 +4,15 @@ import (
 	"context"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/zaplens/zaplens/internal/transport"
 )
-
-func TestParseEndpoint(t *testing.T) {
-	for _, tc := range []struct {
-		raw      string
-		insecure bool
-		want     target
-		err      string
-	}{
-		{raw: "localhost:4317", want: grpcTarget("localhost:4317", true)},
-		{raw: "localhost:4317", insecure: true, want: grpcTarget("localhost:4317", false)},
-		{raw: "collector", want: grpcTarget("collector:4317", true)},
-		{raw: "http://collector:5555", want: grpcTarget("collector:5555", false)},
-		{raw: "https://collector", insecure: true, want: grpcTarget("collector:4317", true)},
-		{raw: "https://collector:4317/", want: grpcTarget("collector:4317", true)},
-		{raw: "http://[::1]:4317", want: grpcTarget("[::1]:4317", false)},
-		{raw: "grpc://collector:4317", err: `scheme "grpc"`},
-		{raw: "http://:4317", err: "no host"},
-		{raw: "collector:99999", err: "bad port"},
-		{raw: "https://user:s3cret@collector:4317", err: "credentials in the URL"},
-		{raw: "https://collector:4317/?token=s3cret", err: "query"},
-		{raw: "http://coll ector:4317", err: "not a URL"},
-	} {
-		got, _, err := parseEndpoint(tc.raw, tc.insecure, transport.GRPC)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) {
-				t.Errorf("%q: error %v, want %q", tc.raw, err, tc.err)
-			} else if strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("%q: message shows the secret: %v", tc.raw, err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("%q: got %+v, %v, want %+v", tc.raw, got, err, tc.want)
-		}
-	}
-}
-
-func grpcTarget(endpoint string, tls bool) target {
-	host, port, _ := net.SplitHostPort(endpoint)
-	n, _ := strconv.Atoi(port)
-	return target{protocol: transport.GRPC, endpoint: endpoint, host: host, port: n, tls: tls}
-}
 
 func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
 	for _, tc := range []struct {
@@ -81,7 +37,7 @@ func TestInsecureVariablesOnlyForSchemeLess(t *testing.T) {
 		if err := c.resolveEnv(); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := c.target(); err != nil || got.tls != tc.tls {
+		if got, err := c.target(); err != nil || got.TLS != tc.tls {
 			t.Errorf("%+v: got %+v, %v", tc, got, err)
 		}
 	}
@@ -336,27 +292,6 @@ func FuzzParseHeaders(f *testing.F) {
 	})
 }
 
-func FuzzParseEndpoint(f *testing.F) {
-	for _, s := range []string{"localhost:4317", "https://u:secret@h:1", "http://[::1]:4317", "h:99999", "grpc://x", "://", "@", "http://user:passw0rd@"} {
-		f.Add(s, false)
-	}
-	f.Fuzz(func(t *testing.T, s string, insecure bool) {
-		_, _, err := parseEndpoint(s, insecure, transport.GRPC)
-		if err == nil {
-			return
-		}
-		if at := strings.LastIndex(s, "@"); at >= 0 {
-			user := s[:at]
-			if i := strings.Index(user, "://"); i >= 0 {
-				user = user[i+3:]
-			}
-			if len(user) >= 6 && strings.Contains(err.Error(), user) {
-				t.Errorf("error %q quotes user info %q", err, user)
-			}
-		}
-	})
-}
-
 func TestBoundsOnTimeoutAndQueue(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "0")
@@ -437,10 +372,14 @@ func TestTargetSendsTo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.endpoint != tc.endpoint || got.display != tc.display || got.tls != tc.tls || got.host != tc.host || got.port != tc.port {
+			sentTo := got.HostPort() // gRPC: no path
+			if got.protocol == transport.HTTPProtobuf {
+				sentTo = got.display + got.Path
+			}
+			if sentTo != tc.endpoint || got.display != tc.display || got.TLS != tc.tls || got.Host != tc.host || got.Port != tc.port {
 				t.Errorf("target %+v, want endpoint %q, display %q, tls %v, host %q, port %d", got, tc.endpoint, tc.display, tc.tls, tc.host, tc.port)
 			}
-			client, err := transport.New(transport.Config{Protocol: got.protocol, Endpoint: got.endpoint, Insecure: !got.tls})
+			client, err := transport.New(transport.Config{Protocol: got.protocol, Endpoint: got.Endpoint})
 			if err != nil {
 				t.Fatalf("the transport refuses the endpoint: %v", err)
 			}

@@ -77,8 +77,7 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	x := &otlpExporter{endpoint: t.display, p: p}
 	client, err := transport.New(transport.Config{
 		Protocol:  t.protocol,
-		Endpoint:  t.endpoint,
-		Insecure:  !t.tls,
+		Endpoint:  t.Endpoint,
 		TLS:       c.tlsConfig.value,
 		Headers:   c.headers.value,
 		Gzip:      c.compression.value == "gzip",

@@ -176,7 +176,7 @@ func makeMetrics(mp metric.MeterProvider, c *providerConfig, exp exporter) (*pip
 		if exp.target.protocol == transport.GRPC {
 			expType = string(otelconv.ComponentTypeOtlpGRPCLogExporter)
 		}
-		server = []attribute.KeyValue{semconv.ServerAddress(exp.target.host), semconv.ServerPort(exp.target.port)}
+		server = []attribute.KeyValue{semconv.ServerAddress(exp.target.Host), semconv.ServerPort(exp.target.Port)}
 		m.protocol = exp.target.protocol
 	}
 	m.exporterAttrs = append([]attribute.KeyValue{

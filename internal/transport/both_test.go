@@ -120,7 +120,7 @@ var transportCases = []transportCase{
 			creds, files := tlsServerCreds(t)
 			col := &collector{}
 			cfg := grpcConfig(col.start(t, creds))
-			cfg.Insecure = false
+			cfg.Endpoint.TLS = true
 			cfg.TLS = &tls.Config{RootCAs: files.Pool}
 			return cfg, col.received
 		},
@@ -152,7 +152,6 @@ var transportCases = []transportCase{
 			srv, files := col.startTLS(t)
 			cfg := httpConfig(srv.URL)
 			cfg.TLS = &tls.Config{RootCAs: files.Pool}
-			cfg.Insecure = true // ignored for HTTP: the scheme says TLS
 			return cfg, col.received
 		},
 	},
@@ -242,16 +241,16 @@ func TestTLSMismatch(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name string
-		// endpoint is a collector's configuration with the wrong scheme.
+		// endpoint is a collector's configuration with TLS the wrong way.
 		endpoint func(t *testing.T, tc transportCase) Config
 		hint     string
 	}{
 		{"tls client, plaintext server", func(t *testing.T, tc transportCase) Config {
-			return withScheme(tc.serve(t, loopback(t), answers(reply{})).cfg, "https")
+			return withTLS(tc.serve(t, loopback(t), answers(reply{})).cfg, true)
 		}, "http://host:port"},
 		{"plaintext client, tls server", func(t *testing.T, tc transportCase) Config {
 			cfg, _ := tc.tls(t)
-			return withScheme(cfg, "http")
+			return withTLS(cfg, false)
 		}, "https://"},
 	} {
 		for _, mode := range []Mode{Normal, Final} {
@@ -266,7 +265,7 @@ func TestTLSMismatch(t *testing.T) {
 					if r.Cause != TLSMismatch || r.Attempts != 1 || r.Rejected != 2 {
 						t.Fatalf("result %+v", r)
 					}
-					if h := r.Cause.Hint(cfg.Endpoint); !strings.Contains(h, tt.hint) {
+					if h := r.Cause.Hint(written(cfg.Endpoint)); !strings.Contains(h, tt.hint) {
 						t.Errorf("hint %q", h)
 					}
 				})
@@ -275,15 +274,18 @@ func TestTLSMismatch(t *testing.T) {
 	}
 }
 
-// withScheme is cfg with its endpoint written with scheme, which says
-// whether TLS is on, on either transport.
-func withScheme(cfg Config, scheme string) Config {
-	_, rest, ok := strings.Cut(cfg.Endpoint, "://")
-	if !ok {
-		rest = cfg.Endpoint
-	}
-	cfg.Endpoint = scheme + "://" + rest
+// withTLS is cfg with TLS on or off, on either transport.
+func withTLS(cfg Config, on bool) Config {
+	cfg.Endpoint.TLS = on
 	return cfg
+}
+
+// written is e as a user writes it, with the scheme that says TLS or not.
+func written(e Endpoint) string {
+	if e.TLS {
+		return "https://" + e.HostPort()
+	}
+	return "http://" + e.HostPort()
 }
 
 func TestFinalRefusedFailsAtOnce(t *testing.T) {

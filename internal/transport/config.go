@@ -27,14 +27,10 @@ const DefaultTimeout = 10 * time.Second
 type Config struct {
 	// Protocol is GRPC or HTTPProtobuf.
 	Protocol Protocol
-	// Endpoint is read by ParseEndpoint: for GRPC, "host:port" as
-	// [Endpoint.HostPort] writes it, or a URL; for HTTPProtobuf, a URL with
-	// http:// or https://, posted to at its path as written, such as
-	// "https://collector:4318/v1/logs".
-	Endpoint string
-	// Insecure chooses plaintext for an Endpoint without a scheme; a
-	// scheme says it on its own.
-	Insecure bool
+	// Endpoint is where to send, as ParseEndpoint read it, TLS on or off.
+	// For HTTPProtobuf, its Path is the URL's, posted to as it is, such as
+	// "/v1/logs".
+	Endpoint Endpoint
 	// TLS is used, cloned, when TLS is on. Nil means the system roots and
 	// TLS 1.2 at least.
 	TLS *tls.Config
@@ -101,8 +97,8 @@ var ErrClosed = errors.New("transport: client is closed")
 // New makes a Client for cfg. It does not connect: the first Export does.
 // Its error is only for a bad Config.
 func New(cfg Config) (Client, error) {
-	if cfg.Endpoint == "" {
-		return nil, errors.New("transport: empty endpoint")
+	if cfg.Endpoint.Host == "" {
+		return nil, errors.New("transport: no endpoint")
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("transport: negative timeout %v", cfg.Timeout)
@@ -110,28 +106,13 @@ func New(cfg Config) (Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	if cfg.Protocol != GRPC && cfg.Protocol != HTTPProtobuf {
-		return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
+	switch cfg.Protocol {
+	case GRPC:
+		return newGRPC(cfg, secretsOf(cfg))
+	case HTTPProtobuf:
+		return newHTTP(cfg, secretsOf(cfg)), nil
 	}
-	e, err := cfg.endpoint()
-	if err != nil {
-		return nil, fmt.Errorf("transport: %w", err)
-	}
-	if cfg.Protocol == GRPC {
-		return newGRPC(cfg, e, secretsOf(cfg, e))
-	}
-	return newHTTP(cfg, e, secretsOf(cfg, e)), nil
-}
-
-// endpoint parses cfg.Endpoint. OTLP/HTTP takes a URL only, and sends
-// credentials written in it; gRPC has no way to.
-func (cfg Config) endpoint() (Endpoint, error) {
-	isHTTP := cfg.Protocol == HTTPProtobuf
-	e, err := parseEndpoint(cfg.Endpoint, cfg.Protocol, cfg.Insecure, isHTTP)
-	if err == nil && isHTTP && !e.scheme {
-		err = fmt.Errorf("endpoint %s: OTLP/HTTP needs a URL with http:// or https://", redactEndpoint(cfg.Endpoint))
-	}
-	return e, err
+	return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
 }
 
 // tlsConfig is cfg's TLS configuration, cloned, or the default one.
@@ -146,10 +127,9 @@ func tlsConfig(c *tls.Config) *tls.Config {
 // authorization scheme, that is redacted on its own.
 const minSecretPart = 4
 
-// secretsOf lists the texts Sanitize redacts for cfg, whose endpoint is e:
-// every header value, the credential after a scheme ("Bearer abc" gives
-// "abc" too), and the password of an HTTP endpoint's URL.
-func secretsOf(cfg Config, e Endpoint) []string {
+// secretsOf lists the texts Sanitize redacts for cfg: every header value,
+// and the credential after a scheme ("Bearer abc" gives "abc" too).
+func secretsOf(cfg Config) []string {
 	var s []string
 	for _, v := range cfg.Headers {
 		v = strings.TrimSpace(v)
@@ -161,11 +141,6 @@ func secretsOf(cfg Config, e Endpoint) []string {
 			if cred = strings.TrimSpace(cred); len(cred) >= minSecretPart {
 				s = append(s, cred)
 			}
-		}
-	}
-	if e.user != nil {
-		if p, ok := e.user.Password(); ok && p != "" {
-			s = append(s, p)
 		}
 	}
 	// Longest first, so a value is redacted whole before a part of it.

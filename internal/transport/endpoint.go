@@ -10,12 +10,9 @@ import (
 	"strings"
 )
 
-// Endpoint is an endpoint ParseEndpoint accepted. One parser serves both
-// the caller that validates the user's setting and the Client that
-// connects, which reads the HostPort or URL the caller hands it back to
-// the same Endpoint: a second parser, even a lenient one, would read some
-// endpoint another way, as url.Parse refuses a zone that net.JoinHostPort
-// writes unescaped.
+// Endpoint is an endpoint ParseEndpoint accepted: the caller validates the
+// user's setting with it and hands it to [Config] as it is, so that what
+// was checked is what is dialled.
 type Endpoint struct {
 	// Host is a name or an address; an IPv6 address has no brackets, and
 	// its zone, if any, is unescaped.
@@ -28,13 +25,10 @@ type Endpoint struct {
 	// Path is the URL's path, escaped as written; "" when there is none.
 	// OTLP/HTTP posts to it; gRPC has no use for it.
 	Path string
-
-	scheme bool          // written with http:// or https://
-	user   *url.Userinfo // kept only for New's OTLP/HTTP, which sends it
 }
 
-// HostPort is "host:port" written as ParseEndpoint reads it back: an IPv6
-// address in brackets, with its zone escaped as in a URL ("%25").
+// HostPort is "host:port" as a URL writes it, for gRPC's target and for
+// messages: an IPv6 address in brackets, its zone escaped ("%25").
 func (e Endpoint) HostPort() string {
 	return strings.Replace(e.dialAddr(), "%", "%25", 1)
 }
@@ -44,9 +38,9 @@ func (e Endpoint) dialAddr() string {
 	return net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 }
 
-// url is where OTLP/HTTP posts, credentials included.
+// url is where OTLP/HTTP posts.
 func (e Endpoint) url() *url.URL {
-	u := &url.URL{Scheme: "https", User: e.user, Host: e.dialAddr(), RawPath: e.Path}
+	u := &url.URL{Scheme: "https", Host: e.dialAddr(), RawPath: e.Path}
 	if !e.TLS {
 		u.Scheme = "http"
 	}
@@ -63,12 +57,6 @@ func (e Endpoint) url() *url.URL {
 // empty target. Credentials in the URL are refused: headers carry tokens.
 // Messages show the endpoint without credentials, path or query.
 func ParseEndpoint(raw string, protocol Protocol, insecure bool) (Endpoint, error) {
-	return parseEndpoint(raw, protocol, insecure, false)
-}
-
-// parseEndpoint is ParseEndpoint; keepUser accepts credentials, which an
-// OTLP/HTTP Config may still carry to the collector.
-func parseEndpoint(raw string, protocol Protocol, insecure, keepUser bool) (Endpoint, error) {
 	raw = strings.TrimSpace(raw)
 	written := strings.Contains(raw, "://")
 	if !written {
@@ -78,15 +66,15 @@ func parseEndpoint(raw string, protocol Protocol, insecure, keepUser bool) (Endp
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("endpoint %s: not a URL or host:port", redactEndpoint(raw))
 	}
-	if u.User != nil && !keepUser {
+	if u.User != nil {
 		return Endpoint{}, fmt.Errorf("endpoint %s: credentials in the URL are not sent; use headers", redactEndpoint(raw))
 	}
-	e := Endpoint{TLS: !insecure, Path: u.EscapedPath(), user: u.User}
+	e := Endpoint{TLS: !insecure, Path: u.EscapedPath()}
 	switch {
 	case u.Scheme == "https":
-		e.TLS, e.scheme = true, true
+		e.TLS = true
 	case u.Scheme == "http":
-		e.TLS, e.scheme = false, true
+		e.TLS = false
 	case u.Scheme != "scheme-less" || written:
 		return Endpoint{}, fmt.Errorf("endpoint %s: scheme %q, want http, https or none", redactEndpoint(raw), u.Scheme)
 	}

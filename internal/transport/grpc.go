@@ -53,9 +53,9 @@ type grpcClient struct {
 	closed   atomic.Bool
 }
 
-// newGRPC makes the client for e, which holds no credentials: gRPC's
-// endpoint is parsed refusing them (Config.endpoint).
-func newGRPC(cfg Config, e Endpoint, secrets []string) (*grpcClient, error) {
+// newGRPC makes the client for cfg.Endpoint.
+func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
+	e := cfg.Endpoint
 	creds := insecure.NewCredentials()
 	if e.TLS {
 		creds = credentials.NewTLS(tlsConfig(cfg.TLS))

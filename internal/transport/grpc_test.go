@@ -87,8 +87,7 @@ func (c *collector) start(t testing.TB, opts ...grpc.ServerOption) string {
 func grpcConfig(addr string) Config {
 	return Config{
 		Protocol:  GRPC,
-		Endpoint:  addr,
-		Insecure:  true,
+		Endpoint:  endpointOf(addr, GRPC),
 		Headers:   map[string]string{"authorization": authValue},
 		UserAgent: "zaplens-test/1.0",
 		Timeout:   5 * time.Second,

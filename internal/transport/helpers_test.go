@@ -65,6 +65,16 @@ func loopback(t testing.TB) net.Listener {
 	return l
 }
 
+// endpointOf is raw as ParseEndpoint reads it, plaintext unless a scheme
+// says TLS; a test's own endpoints are good ones.
+func endpointOf(raw string, p Protocol) Endpoint {
+	e, err := ParseEndpoint(raw, p, true)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
 // closedAddr is a loopback address where nothing listens.
 func closedAddr(t testing.TB) string {
 	t.Helper()

@@ -42,7 +42,8 @@ type httpClient struct {
 	closed    atomic.Bool
 }
 
-func newHTTP(cfg Config, e Endpoint, secrets []string) *httpClient {
+func newHTTP(cfg Config, secrets []string) *httpClient {
+	e := cfg.Endpoint
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if e.TLS {
 		tr.TLSClientConfig = tlsConfig(cfg.TLS)

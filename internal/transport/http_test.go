@@ -126,7 +126,7 @@ func (c *httpCollector) startTLS(t testing.TB) (*httptest.Server, testcert.Files
 func httpConfig(base string) Config {
 	return Config{
 		Protocol:  HTTPProtobuf,
-		Endpoint:  base + "/v1/logs",
+		Endpoint:  endpointOf(base+"/v1/logs", HTTPProtobuf),
 		Headers:   map[string]string{"Authorization": authValue},
 		UserAgent: "zaplens-test/1.0",
 		Timeout:   5 * time.Second,
