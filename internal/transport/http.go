@@ -106,7 +106,7 @@ func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt 
 	req := (&http.Request{
 		Method:        http.MethodPost,
 		URL:           c.url,
-		Header:        c.header.Clone(),
+		Header:        c.header, // shared: net/http copies a request's headers before it changes them
 		ContentLength: int64(len(owner.data)),
 	}).WithContext(ctx)
 	if len(owner.data) > 0 {
