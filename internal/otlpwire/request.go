@@ -78,20 +78,20 @@ func NewScope(name, version, schemaURL string, attrs []attribute.KeyValue) Scope
 }
 
 // Overhead is the most bytes a request spends around its records for a
-// resource and n scopes, so that a batcher can keep a request under a bound
-// by adding FieldSize of each record to it.
+// resource and n scopes: a request of records of those scopes stays under
+// a bound if their fields, FieldSize each, fit in what Overhead leaves.
 func Overhead(res Resource, scopes ...Scope) int {
 	n := 2*FieldSize(len(res.field)+len(res.schemaURL)) + 8
 	for _, s := range scopes {
-		n += ScopeOverhead(s)
+		n += scopeOverhead(s)
 	}
 	return n
 }
 
-// ScopeOverhead is the most bytes one scope adds to a request around its
-// records: what a batcher charges the first time a request takes a record
-// of that scope.
-func ScopeOverhead(s Scope) int { return FieldSize(len(s.field)+len(s.schemaURL)) + 8 }
+// scopeOverhead is the most bytes one scope adds to a request around its
+// records: what a request charges the first time it takes a record of that
+// scope.
+func scopeOverhead(s Scope) int { return FieldSize(len(s.field)+len(s.schemaURL)) + 8 }
 
 // Request writes one ExportLogsServiceRequest: one resource, then scopes,
 // each with its records. It keeps the records until Bytes, which writes
@@ -104,6 +104,7 @@ type Request struct {
 	table   []Scope        // the scopes records are of, by number
 	scopes  []scopeRecords // those of this request's records, in the order each first came
 	records [][]byte
+	left    int // bytes the bound leaves for more records
 
 	// Grouping: records came mixed when one came after a record of a scope
 	// that first came later than its own; runs then holds each record's
@@ -122,9 +123,9 @@ type scopeRecords struct {
 	first, n, size int
 }
 
-// Reset starts a request for res, of records of the given scopes, keeping
-// the buffers.
-func (w *Request) Reset(res Resource, scopes []Scope) {
+// Reset starts a request for res, of records of the given scopes, of at
+// most maxBytes bytes, keeping the buffers.
+func (w *Request) Reset(res Resource, scopes []Scope, maxBytes int) {
 	for _, s := range w.scopes {
 		w.places[s.number] = 0
 	}
@@ -133,16 +134,28 @@ func (w *Request) Reset(res Resource, scopes []Scope) {
 	}
 	clear(w.records)
 	w.buf, w.res, w.table, w.scopes, w.records = w.buf[:0], res, scopes, w.scopes[:0], w.records[:0]
+	w.left = maxBytes - Overhead(res)
 	w.mixed, w.runs = false, w.runs[:0]
 }
 
 // Add adds one record of the k-th of the scopes given to Reset: the content
 // of a LogRecord message, as AppendRecord writes it, kept, not copied,
-// until the next Reset. Records may come with their scopes in any order:
-// Bytes writes them grouped, as the SDK does, the scopes in the order each
-// first came, and each scope's records in the order they came.
-func (w *Request) Add(k int, record []byte) {
+// until the next Reset. It reports false, adding nothing, when the record
+// would take the request past its bound, its field and, if it is its
+// scope's first, the scope's own bytes; the first record always goes in.
+// Records may come with their scopes in any order: Bytes writes them
+// grouped, as the SDK does, the scopes in the order each first came, and
+// each scope's records in the order they came.
+func (w *Request) Add(k int, record []byte) bool {
 	p := int(w.places[k]) - 1
+	cost := FieldSize(len(record))
+	if p < 0 {
+		cost += scopeOverhead(w.table[k])
+	}
+	if cost > w.left && len(w.records) > 0 {
+		return false
+	}
+	w.left -= cost
 	if p < 0 {
 		p = w.start(k)
 	} else if !w.mixed && p < len(w.scopes)-1 {
@@ -155,19 +168,11 @@ func (w *Request) Add(k int, record []byte) {
 	s := &w.scopes[p]
 	s.n++
 	s.size += FieldSize(len(record))
+	return true
 }
 
-// Cost is the most bytes a record of the k-th scope, length bytes long,
-// would add to the request: its field, and its scope's overhead if it would
-// be the scope's first. A caller keeps a request under a bound by adding
-// the Cost of each record to Overhead.
-func (w *Request) Cost(k, length int) int {
-	n := FieldSize(length)
-	if w.places[k] == 0 {
-		n += ScopeOverhead(w.table[k])
-	}
-	return n
-}
+// Len is how many records the request holds.
+func (w *Request) Len() int { return len(w.records) }
 
 // start adds the k-th scope to the request's, and returns its place there.
 func (w *Request) start(k int) int {

@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func decode(t *testing.T, b []byte) *collogspb.ExportLogsServiceRequest {
 
 func request(t *testing.T, res Resource, scope Scope, recs ...[]byte) *collogspb.ExportLogsServiceRequest {
 	var w Request
-	w.Reset(res, []Scope{scope})
+	w.Reset(res, []Scope{scope}, math.MaxInt)
 	for _, r := range recs {
 		w.Add(0, r)
 	}
@@ -137,7 +138,7 @@ func TestRequestMatchesMarshal(t *testing.T) {
 	res := NewResource([]attribute.KeyValue{attribute.String("service.name", "train")}, "https://res")
 	a, c := NewScope("a", "1", "https://a", nil), NewScope("c", "", "", nil)
 	var w Request
-	w.Reset(res, []Scope{a, {}, c, a, {}, c}) // a scope under two numbers: two ScopeLogs
+	w.Reset(res, []Scope{a, {}, c, a, {}, c}, math.MaxInt) // a scope under two numbers: two ScopeLogs
 	var recs [][]byte
 	for i, n := range []int{0, 100, 127, 128, 20000, 3 << 19} {
 		for j := range 3 {
@@ -160,7 +161,7 @@ func TestRequestMatchesMarshal(t *testing.T) {
 	if n := len(decode(t, got).ResourceLogs[0].ScopeLogs); n != 6 {
 		t.Fatalf("%d scopes, want 6", n)
 	}
-	w.Reset(res, []Scope{{}}) // reused
+	w.Reset(res, []Scope{{}}, math.MaxInt) // reused
 	w.Add(0, recs[0])
 	again := decode(t, w.Bytes())
 	if sl := again.ResourceLogs[0].ScopeLogs; len(sl) != 1 || sl[0].Scope != nil || len(sl[0].LogRecords) != 1 {
@@ -180,7 +181,7 @@ func TestRequestGroupsByScope(t *testing.T) {
 	}
 	var w Request
 	build := func(numbers []int) []byte {
-		w.Reset(res, scopes)
+		w.Reset(res, scopes, math.MaxInt)
 		for i, k := range numbers {
 			w.Add(k, recs[i])
 		}
@@ -215,23 +216,45 @@ func TestRequestGroupsByScope(t *testing.T) {
 	}
 }
 
-// Overhead and the Cost of each record bound a request's size, a scope's
-// overhead charged with its first record alone.
-func TestCostBoundsRequest(t *testing.T) {
+// Add keeps a request under its bound, charging a scope's own bytes with
+// its first record alone, and always takes a request's first record.
+func TestAddKeepsRequestUnderBound(t *testing.T) {
 	res := NewResource([]attribute.KeyValue{attribute.String("service.name", "train")}, "https://res")
 	big := NewScope("a", "1", "https://a", []attribute.KeyValue{attribute.String("k", strings.Repeat("v", 300))})
-	var w Request
-	w.Reset(res, []Scope{big, {}, NewScope("c", "", "", nil)})
-	bound := Overhead(res)
-	for i, k := range []int{0, 2, 0, 1, 2, 0} {
+	scopes := []Scope{big, {}, NewScope("c", "", "", nil)}
+	numbers := []int{0, 2, 0, 1, 2, 0}
+	var recs [][]byte
+	exact, seen := Overhead(res), map[int]bool{}
+	for i, k := range numbers {
 		rec := AppendRecord(nil, &Record{Body: attribute.StringValue(strings.Repeat("x", 100*i))}, nil, DefaultLimits)
-		bound += w.Cost(k, len(rec))
-		w.Add(k, rec)
-		if c := w.Cost(k, len(rec)); c != FieldSize(len(rec)) {
-			t.Errorf("record %d: another of its scope would cost %d, want its field's %d", i, c, FieldSize(len(rec)))
+		recs = append(recs, rec)
+		exact += FieldSize(len(rec))
+		if !seen[k] {
+			exact += scopeOverhead(scopes[k])
+			seen[k] = true
 		}
-		if n := len(w.Bytes()); n > bound {
-			t.Errorf("after record %d: %d bytes, over the bound %d", i, n, bound)
+	}
+	var w Request
+	for _, bound := range []int{exact, exact - 1} {
+		w.Reset(res, scopes, bound)
+		for i, k := range numbers {
+			if !w.Add(k, recs[i]) {
+				break
+			}
+			if n := len(w.Bytes()); n > bound {
+				t.Errorf("bound %d, after record %d: %d bytes", bound, i, n)
+			}
 		}
+		want := len(numbers)
+		if bound < exact {
+			want-- // the last, of a scope already in, costs its field alone
+		}
+		if w.Len() != want {
+			t.Errorf("bound %d (exact %d): took %d records, want %d", bound, exact, w.Len(), want)
+		}
+	}
+	w.Reset(res, scopes, 1)
+	if !w.Add(0, recs[5]) || w.Add(0, recs[0]) || w.Len() != 1 {
+		t.Errorf("a bound of 1 byte: took %d records, want the first alone", w.Len())
 	}
 }

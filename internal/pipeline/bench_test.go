@@ -27,11 +27,10 @@ func BenchmarkBatch(b *testing.B) {
 				for i := range 512 {
 					q.push(i%n, rec)
 				}
-				bt.req.Reset(res, scopes)
-				var taken int
-				taken, bt.done = q.take(&bt.req, 1<<30, 512, bt.done[:0])
-				if taken != 512 || len(bt.req.Bytes()) == 0 {
-					b.Fatalf("took %d", taken)
+				bt.req.Reset(res, scopes, 1<<30)
+				bt.done = q.take(&bt.req, 512, bt.done[:0])
+				if bt.req.Len() != 512 || len(bt.req.Bytes()) == 0 {
+					b.Fatalf("took %d", bt.req.Len())
 				}
 				q.release(bt.done)
 			}

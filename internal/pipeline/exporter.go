@@ -57,9 +57,9 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 		return false
 	}
 	queued := p.q.bytes
-	b.req.Reset(p.cfg.Resource, p.scopes)
-	var n int
-	n, b.done = p.q.take(&b.req, p.cfg.MaxRequestBytes-otlpwire.Overhead(p.cfg.Resource), p.cfg.MaxBatchRecords, b.done[:0])
+	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
+	b.done = p.q.take(&b.req, p.cfg.MaxBatchRecords, b.done[:0])
+	n := b.req.Len()
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	p.mu.Unlock()
 	p.room.broadcast()

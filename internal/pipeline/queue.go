@@ -73,24 +73,17 @@ func (q *queue) tail(need int) *chunk {
 }
 
 // take adds to req, from the head, up to maxRecords records, as many as
-// left bytes hold (req.Cost charges a scope's own bytes with its first
-// record), and always one if any waits. It returns how many, and the
-// chunks read to the end, to release once req's bytes are written: req
-// holds the records in place.
-func (q *queue) take(req *otlpwire.Request, left, maxRecords int, done []*chunk) (int, []*chunk) {
-	n := 0
-	for q.records > 0 && n < maxRecords {
+// its bound holds. It returns the chunks read to the end, to release once
+// req's bytes are written: req holds the records in place.
+func (q *queue) take(req *otlpwire.Request, maxRecords int, done []*chunk) []*chunk {
+	for q.records > 0 && req.Len() < maxRecords {
 		c := q.chunks[0]
 		scope, n1 := binary.Uvarint(c.buf[q.headOff:])
 		length, n2 := binary.Uvarint(c.buf[q.headOff+n1:])
 		start := q.headOff + n1 + n2
-		cost := req.Cost(int(scope), int(length))
-		if cost > left && n > 0 {
+		if !req.Add(int(scope), c.buf[start:start+int(length):start+int(length)]) {
 			break
 		}
-		left -= cost
-		req.Add(int(scope), c.buf[start:start+int(length):start+int(length)])
-		n++
 		q.headOff = start + int(length)
 		q.records--
 		q.bytes -= n1 + n2 + int(length)
@@ -106,7 +99,7 @@ func (q *queue) take(req *otlpwire.Request, left, maxRecords int, done []*chunk)
 	if len(q.chunks) == 0 {
 		q.chunks = q.chunks[:0:0]
 	}
-	return n, done
+	return done
 }
 
 // release gives read chunks back for reuse.

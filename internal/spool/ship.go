@@ -451,23 +451,15 @@ func (sh *Shipper) setErr(err error) {
 // request, and returns how many it took and the number of the first record
 // after them. A corrupt record is passed over.
 func (sh *Shipper) fill(req *otlpwire.Request, c *contents, from uint64) (n int, next uint64) {
-	req.Reset(c.resource, c.scopes)
-	size := otlpwire.Overhead(c.resource)
+	req.Reset(c.resource, c.scopes, sh.cfg.MaxRequestBytes)
 	i := from
-	for ; i < uint64(len(c.records)) && n < max(sh.cfg.MaxBatchRecords, 1); i++ {
+	for ; i < uint64(len(c.records)) && req.Len() < max(sh.cfg.MaxBatchRecords, 1); i++ {
 		r := c.records[i]
-		if r.payload == nil {
-			continue
-		}
-		add := req.Cost(int(r.kind), len(r.payload))
-		if n > 0 && size+add > sh.cfg.MaxRequestBytes {
+		if r.payload != nil && !req.Add(int(r.kind), r.payload) {
 			break
 		}
-		size += add
-		req.Add(int(r.kind), r.payload)
-		n++
 	}
-	return n, i
+	return req.Len(), i
 }
 
 // Plural is n and the noun in the form that goes with it.
