@@ -108,9 +108,8 @@ type Request struct {
 
 	// Grouping: records came mixed when one came after a record of a scope
 	// that first came later than its own; runs then holds each record's
-	// place in scopes, for group.
+	// place in scopes, for group, and is empty while they come grouped.
 	places  []int32 // by scope number: its place in scopes, plus one; 0 for none
-	mixed   bool
 	runs    []int32
 	grouped [][]byte // group's scratch
 }
@@ -135,7 +134,7 @@ func (w *Request) Reset(res Resource, scopes []Scope, maxBytes int) {
 	clear(w.records)
 	w.buf, w.res, w.table, w.scopes, w.records = w.buf[:0], res, scopes, w.scopes[:0], w.records[:0]
 	w.left = maxBytes - Overhead(res)
-	w.mixed, w.runs = false, w.runs[:0]
+	w.runs = w.runs[:0]
 }
 
 // Add adds one record of the k-th of the scopes given to Reset: the content
@@ -158,10 +157,10 @@ func (w *Request) Add(k int, record []byte) bool {
 	w.left -= cost
 	if p < 0 {
 		p = w.start(k)
-	} else if !w.mixed && p < len(w.scopes)-1 {
+	} else if len(w.runs) == 0 && p < len(w.scopes)-1 {
 		w.mix()
 	}
-	if w.mixed {
+	if len(w.runs) > 0 {
 		w.runs = append(w.runs, int32(p))
 	}
 	w.records = append(w.records, record)
@@ -184,8 +183,6 @@ func (w *Request) start(k int) int {
 // mix notes that the records came mixed: runs gets the place of the scope
 // of each record so far, which came grouped.
 func (w *Request) mix() {
-	w.mixed = true
-	w.runs = w.runs[:0]
 	for i, s := range w.scopes {
 		for range s.n {
 			w.runs = append(w.runs, int32(i))
@@ -196,7 +193,7 @@ func (w *Request) mix() {
 // group orders mixed records by scope, stably: a counting sort, with no map
 // and no comparison.
 func (w *Request) group() {
-	if !w.mixed {
+	if len(w.runs) == 0 {
 		return
 	}
 	at := 0
@@ -212,7 +209,7 @@ func (w *Request) group() {
 	}
 	w.records, w.grouped = w.grouped, w.records
 	clear(w.grouped) // pins no record
-	w.mixed = false
+	w.runs = w.runs[:0]
 }
 
 // Bytes writes the request and returns its bytes, valid until the next
