@@ -156,10 +156,7 @@ func TestObservationCapacity(t *testing.T) {
 	for range 50 {
 		p2.Enqueue(sc2, rec, false)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for p2.Observe(&o); o.InFlight == 0 && time.Now().Before(deadline); p2.Observe(&o) {
-		time.Sleep(time.Millisecond) // the first batch of 10 goes to the blocked export
-	}
+	waitFor(t, "the first batch of 10 in the blocked export", func() bool { p2.Observe(&o); return o.InFlight > 0 })
 	if o.InFlight != 10 || o.Waiting != 40 || o.Capacity != 40 {
 		t.Errorf("record bound: in flight %d, waiting %d, capacity %d; want 10, 40, 40", o.InFlight, o.Waiting, o.Capacity)
 	}

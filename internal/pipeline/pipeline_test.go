@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -461,7 +462,7 @@ func (s *sink) exports() int {
 func (s *sink) requestSizes() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]int(nil), s.requests...)
+	return slices.Clone(s.requests)
 }
 
 // The schedule delay sends what was waiting when it passed, not what
