@@ -168,7 +168,7 @@ func TestOverload(t *testing.T) {
 func TestCollectorDownAtStart(t *testing.T) {
 	healthy := e2eBaseline(t)
 	r := StartReceiver(t, Stopped())
-	p, losses := e2eProvider(t, r)
+	p, _ := e2eProvider(t, r)
 	l := e2eLogger(p, &e2eDiscard{})
 
 	const n = 50_000 / raceScale
@@ -189,9 +189,6 @@ func TestCollectorDownAtStart(t *testing.T) {
 	}
 	if got := uint64(r.Count()) + st.Dropped + st.Failed; got != n || st.Queued != 0 {
 		t.Errorf("received %d + dropped %d + failed %d = %d (queued %d), want %d", r.Count(), st.Dropped, st.Failed, got, st.Queued, n)
-	}
-	if st.Lost() > 0 && losses.String() == "" {
-		t.Errorf("%d records lost and no loss report", st.Lost())
 	}
 	// FINDINGS.md #3: the byte-bounded queue holds the whole run.
 	if st.Lost() != 0 {
@@ -235,9 +232,6 @@ func TestCollectorRestart(t *testing.T) {
 	}
 	if uint64(r.Count()) < st.Exported {
 		t.Errorf("received %d < exported %d", r.Count(), st.Exported)
-	}
-	if st.Exported == 0 {
-		t.Errorf("nothing exported")
 	}
 	// FINDINGS.md #3: a restart of 0.4 s loses nothing.
 	if st.Lost() != 0 || st.Exported != steps*perStep {

@@ -188,14 +188,6 @@ func e2eRankFrom(seq0 int, loggers []*zap.Logger, steps, perStep int, pause time
 	return calls, stepTimes
 }
 
-// e2eCheckOrder checks that within each scope the seq attributes arrived
-// increasing, each once, and returns how many distinct seqs arrived.
-func e2eCheckOrder(t testing.TB, recs []Record) int {
-	t.Helper()
-	n, _ := e2eDistinct(t, recs)
-	return n
-}
-
 // e2eDistinct counts the distinct seq attributes of recs and checks that,
 // taking each line's first copy, seq increases within each scope, and that
 // no line came twice: from a healthy collector a copy is a defect (it was
