@@ -484,6 +484,40 @@ func TestShipFileCutShort(t *testing.T) {
 	}
 }
 
+// A file cut short while the shipper sends it, between two requests, is an
+// error of that file too: the second request is built from the mapping
+// after the cut, and reading it faults. The cut file grows back to a page
+// when the first request's settled count is written into it, so the records
+// must lie past that page for the read to fault: 200 records of 110 bytes
+// lie on seven pages, and the second hundred starts on the fourth.
+func TestShipFileCutWhileSending(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 200 {
+		s.Append(0, encoded(fmt.Sprintf("line %03d %s", i, strings.Repeat("x", 86))))
+	}
+	s.Close(context.Background())
+	files := segFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	var r received
+	cut := false // written by the shipper, read after Done
+	export := func(ctx context.Context, body []byte, n int, final bool) (int, error) {
+		if !cut {
+			cut = true
+			os.Truncate(files[0], 0) // body is the request's own copy
+		}
+		return r.export(ctx, body, n, final)
+	}
+	sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
+		ExportTimeout: 5 * time.Second, Once: true})
+	<-sh.Done()
+	if c := sh.Counts(); c.Found != 200 || c.Exported != 100 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
+		t.Fatalf("counts %+v, error %v: want the first hundred sent, and the file's error", c, sh.Err())
+	}
+}
+
 // The shipper's requests stay under the byte bound, each scope's bytes
 // counted with its first record in the request, and carry every record.
 func TestShipRequestsStayUnderBound(t *testing.T) {
