@@ -130,9 +130,7 @@ type orphan struct {
 	// for every file of every process that ended, would stay in the heap
 	// through an outage of the collector; the mapping costs no heap, and
 	// parsing it again when the file's turn comes reads nothing.
-	mem []byte    // the file, mapped
-	c   *contents // parsed, while the file is shipped; nil for no spool file
-	err error     // why it was not readable
+	mem []byte // the file, mapped
 }
 
 func (sh *Shipper) run() {
@@ -142,7 +140,7 @@ func (sh *Shipper) run() {
 	if err != nil {
 		sh.setErr(err)
 	}
-	sh.count(orphans)
+	orphans = sh.count(orphans)
 	for i := range orphans {
 		if !sh.ship(&orphans[i]) {
 			for j := i + 1; j < len(orphans); j++ {
@@ -238,22 +236,28 @@ func lockFile(path string) (int, bool) {
 }
 
 // count reads each file taken and tells how many records they hold unsent.
-func (sh *Shipper) count(orphans []orphan) {
+// It returns the files it could read; it lets the others go, with their
+// error, rather than leave them to the sending: one that could be read
+// there would send records the count never found.
+func (sh *Shipper) count(orphans []orphan) []orphan {
 	var found, torn uint64
 	procs := map[string]bool{}
-	for i := range orphans {
-		o := &orphans[i]
+	readable := orphans[:0]
+	for _, o := range orphans {
 		procs[o.prefix] = true
-		if o.err = o.read(); o.err != nil {
+		c, err := o.read()
+		switch {
+		case err != nil:
+			sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
+			o.close()
 			continue
-		}
-		if o.c == nil {
+		case c == nil:
 			torn++
-			continue
+		default:
+			found += c.unsent()
+			torn += uint64(c.torn)
 		}
-		found += o.c.unsent()
-		torn += uint64(o.c.torn)
-		o.c = nil
+		readable = append(readable, o)
 	}
 	sh.mu.Lock()
 	sh.counts.Processes = uint64(len(procs))
@@ -272,6 +276,7 @@ func (sh *Shipper) count(orphans []orphan) {
 		}
 		sh.cfg.Say(line)
 	}
+	return readable
 }
 
 // unsent is the records past the settled ones that can be read.
@@ -285,16 +290,19 @@ func (c *contents) unsent() uint64 {
 	return n
 }
 
-// read maps the file, once, and parses it.
-func (o *orphan) read() error {
+// read maps the file, once, and parses it; the contents are nil for a file
+// that is no spool file.
+func (o *orphan) read() (*contents, error) {
 	if o.mem == nil {
 		mem, err := readFile(o.fd)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		o.mem = mem
 	}
-	return guardFault(func() { o.c, _ = parse(o.mem) })
+	var c *contents
+	err := guardFault(func() { c, _ = parse(o.mem) })
+	return c, err
 }
 
 // readFile is mapFile; a test counts the reads through it.
@@ -321,27 +329,24 @@ func (o *orphan) close() {
 		syscall.Munmap(o.mem)
 	}
 	syscall.Close(o.fd)
-	o.mem, o.c = nil, nil
+	o.mem = nil
 }
 
 // ship sends one file's unsettled records and removes it. It reports false
 // when it stopped with records left: the file stays, and its lock is let go.
 func (sh *Shipper) ship(o *orphan) bool {
 	defer o.close()
-	if o.err == nil {
-		o.err = o.read()
-	}
-	if o.err == nil && o.c == nil {
-		// Not a spool file at all: nothing in it can be sent.
-		syscall.Unlink(o.path)
-		return true
-	}
+	c, err := o.read()
 	sent := false
-	if o.err == nil {
-		sent, o.err = sh.send(o)
+	switch {
+	case err != nil:
+	case c == nil:
+		sent = true // not a spool file at all: nothing in it can be sent
+	default:
+		sent, err = sh.send(o, c)
 	}
-	if o.err != nil {
-		sh.setErr(fmt.Errorf("spool %s: %w", o.path, o.err))
+	if err != nil {
+		sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
 		return true
 	}
 	if sent {
@@ -352,8 +357,7 @@ func (sh *Shipper) ship(o *orphan) bool {
 
 // send exports the file's unsettled records, marking them settled as the
 // collector acknowledges them, and reports whether it sent them all.
-func (sh *Shipper) send(o *orphan) (bool, error) {
-	c := o.c
+func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 	settled := min(c.settled, uint64(len(c.records)))
 	var req otlpwire.Request // per file: it points into the mapping
 	step := firstBackoff
