@@ -225,15 +225,21 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 		s.active = nil
 		s.settle()
 	}
+	if s.waited && !s.spareReady.Load() {
+		// One call waited for the missing file; the ones after it go on
+		// unprotected until it comes, rather than each waiting in turn
+		// under the pipeline's lock, or taking hmu and waking the
+		// housekeeper, which is making it. None is refused as at the
+		// bound, even when the file being made is the last under it: it
+		// is coming.
+		return nil, false
+	}
 	s.hmu.Lock()
 	seg = s.takeSpare()
 	full = seg == nil && s.files >= s.maxFiles
 	s.hmu.Unlock()
 	s.kick()
-	if seg == nil && !full && !s.waited {
-		// One call waits for the missing file; the ones after it go on
-		// unprotected until it comes, rather than each waiting in turn
-		// under the pipeline's lock.
+	if seg == nil && !full {
 		seg = s.awaitSpare()
 		s.waited = seg == nil
 	}
