@@ -161,7 +161,8 @@ type contents struct {
 	// records by numbers it can index a slice with.
 	scopes  []otlpwire.Scope
 	places  map[uint32]uint32 // the file's scope numbers to these
-	records []frame           // every record frame, the settled ones included; a corrupt one has a nil payload
+	records []frame           // every record frame, the settled ones included, when kept; a corrupt one has a nil payload
+	unsent  uint64            // sound records past the settled ones
 	torn    int               // torn or corrupt frames, and junk after the last frame
 }
 
@@ -181,8 +182,10 @@ var errNotSegment = errors.New("not a spool file: bad header")
 
 // parse reads a segment's bytes. Every complete frame before a torn or
 // corrupt one is kept; a corrupt frame whose length is sound is skipped
-// when a sound frame follows it, and reading stops otherwise.
-func parse(b []byte) (*contents, error) {
+// when a sound frame follows it, and reading stops otherwise. Without keep
+// the records are only counted: a count that kept them, to drop them,
+// would allocate as much as the sending.
+func parse(b []byte, keep bool) (*contents, error) {
 	if len(b) < headerSize || string(b[:len(magic)]) != magic || order.Uint32(b[offVersion:]) != version {
 		return nil, errNotSegment
 	}
@@ -203,6 +206,16 @@ func parse(b []byte) (*contents, error) {
 		}
 		end = size
 	}
+	var met uint64 // record frames, the corrupt ones included
+	record := func(f frame) {
+		if met >= c.settled && f.payload != nil {
+			c.unsent++
+		}
+		met++
+		if keep {
+			c.records = append(c.records, f)
+		}
+	}
 	off := start
 	for off+frameHead <= end {
 		n := int(order.Uint32(b[off:]))
@@ -219,7 +232,7 @@ func parse(b []byte) (*contents, error) {
 				return c, nil
 			}
 			if f.kind < kindFirst {
-				c.records = append(c.records, frame{}) // its scope cannot be trusted either
+				record(frame{}) // its scope cannot be trusted either
 			}
 			off = next
 			continue
@@ -239,7 +252,7 @@ func parse(b []byte) (*contents, error) {
 			}
 		default:
 			if f.kind < kindFirst {
-				c.records = append(c.records, frame{kind: c.place(f.kind), payload: f.payload})
+				record(frame{kind: c.place(f.kind), payload: f.payload})
 			} else {
 				c.torn++
 			}

@@ -245,7 +245,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 	readable := orphans[:0]
 	for _, o := range orphans {
 		procs[o.prefix] = true
-		c, err := o.read()
+		c, err := o.read(false)
 		switch {
 		case err != nil:
 			sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
@@ -254,7 +254,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 		case c == nil:
 			torn++
 		default:
-			found += c.unsent()
+			found += c.unsent
 			torn += uint64(c.torn)
 		}
 		readable = append(readable, o)
@@ -279,20 +279,9 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 	return readable
 }
 
-// unsent is the records past the settled ones that can be read.
-func (c *contents) unsent() uint64 {
-	var n uint64
-	for _, r := range c.records[min(c.settled, uint64(len(c.records))):] {
-		if r.payload != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// read maps the file, once, and parses it; the contents are nil for a file
-// that is no spool file.
-func (o *orphan) read() (*contents, error) {
+// read maps the file, once, and parses it, keeping the records with keep;
+// the contents are nil for a file that is no spool file.
+func (o *orphan) read(keep bool) (*contents, error) {
 	if o.mem == nil {
 		mem, err := readFile(o.fd)
 		if err != nil {
@@ -301,7 +290,7 @@ func (o *orphan) read() (*contents, error) {
 		o.mem = mem
 	}
 	var c *contents
-	err := guardFault(func() { c, _ = parse(o.mem) })
+	err := guardFault(func() { c, _ = parse(o.mem, keep) })
 	return c, err
 }
 
@@ -336,7 +325,7 @@ func (o *orphan) close() {
 // when it stopped with records left: the file stays, and its lock is let go.
 func (sh *Shipper) ship(o *orphan) bool {
 	defer o.close()
-	c, err := o.read()
+	c, err := o.read(true)
 	sent := false
 	switch {
 	case err != nil:
