@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Core is the bridge alone: a zapcore.Core that sends each entry it is given
@@ -241,14 +243,22 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev}) {
 		return
 	}
-	if s.wire != nil && c.writeDirect(s.wire, e, sc, ent, sev, fields) {
-		return
+	// One record for both ways, so that a direct way that gives up
+	// partway leaves the general one nothing to build again.
+	var rec otlpwire.Record
+	if s.wire != nil {
+		setWireRecord(&rec, ent, sev, sc)
+		if c.writeDirect(s.wire, e, &rec, ent, fields) {
+			return
+		}
 	}
 	c.seed(e)
 	e.addFieldsOnce(fields)
 	e.addEntry(ent)
 	if s.wire != nil {
-		writeWire(s.wire, e, sc, ent, sev)
+		// A zaplens provider's logger encodes the converted entry
+		// straight to OTLP bytes: the general way.
+		s.wire.enqueue(e, &rec, e.result(), true)
 	} else {
 		var rec log.Record
 		fillRecord(&rec, e, ent, sev)

@@ -68,16 +68,17 @@ func directLimits(p *LoggerProvider) otlpwire.Limits {
 	return lim
 }
 
-// writeDirect writes the entry the direct way and queues it, or reports
-// false, having queued nothing, when the entry needs the general way. e
-// is scratch for fields of other kinds, and is left empty.
-func (c *Core) writeDirect(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity, fields []zapcore.Field) bool {
-	if l.name != "" {
-		return false // a scope past the bound: the general way adds its name
+// writeDirect writes the entry, whose record but its attributes is rec,
+// the direct way and queues it, or reports false, having queued nothing,
+// when the entry needs the general way. e is scratch for fields of other
+// kinds, and is left empty.
+func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field) bool {
+	if !c.wire.ok || l.name != "" {
+		// With fields the direct way leaves to the general one, or a
+		// scope past the bound, whose name the general way adds.
+		return false
 	}
-	var rec otlpwire.Record
-	setWireRecord(&rec, ent, sev, sc)
-	b, ok := c.appendDirect(e.record[:0], e, &rec, ent, fields, directLimits(l.p))
+	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, directLimits(l.p))
 	e.keepRecord(b)
 	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
 		return false // a record too large is cut, the general way
@@ -105,10 +106,10 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 // for addFieldsOnce. What it converted is forgotten where every encoder is
 // forgotten: when it is released (putEncoder, teeWrite.release).
 func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
-	d := &e.direct
 	if !c.wire.ok {
 		return b, false
 	}
+	d := &e.direct
 	d.keys, d.lim, d.e = d.keys[:0], lim, e
 	defer d.done()
 	d.b = otlpwire.AppendHead(b, rec, lim)
@@ -383,12 +384,4 @@ func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 		return d.str(keyExceptionStack, ent.Stack)
 	}
 	return d.str(keyCodeStacktrace, ent.Stack)
-}
-
-// writeWire hands the converted entry to a zaplens provider's logger,
-// which encodes it straight to OTLP bytes: the general way.
-func writeWire(l *logger, e *attrEncoder, sc trace.SpanContext, ent zapcore.Entry, sev log.Severity) {
-	var rec otlpwire.Record
-	setWireRecord(&rec, ent, sev, sc)
-	l.enqueue(e, &rec, e.result(), true)
 }
