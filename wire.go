@@ -134,23 +134,29 @@ type directWriter struct {
 
 	// What the fields it converted became, kept until the entry is
 	// written, either way: conv holds their attributes, converted says
-	// whose they are, and exception, when isException, is the last
-	// zap.Error's, which goes after every field, as the general way puts
-	// it.
+	// whose they are, and exception is the last zap.Error's, which goes
+	// after every field, as the general way puts it.
 	conv      []attribute.KeyValue
 	converted []convertedField
-	exception convertedField
+	exception lastException
 }
 
 // A convertedField is the general conversion of fields[index]: its
 // attributes are conv[start:end], the first held.n of them a held object
-// or array's entries; for zap.Error, a second one holds the record's
-// exception, with err.
+// or array's entries.
 type convertedField struct {
 	index, start, end int
 	held              heldValue
-	isException       bool
-	err               error
+}
+
+// lastException is the exception of the last zap.Error converted, of
+// fields[index]: only the last counts, as setException replaces any
+// earlier one.
+type lastException struct {
+	set   bool
+	index int
+	err   error
+	attrs []attribute.KeyValue
 }
 
 // done forgets the entry's bytes and keys, keeping the room and what was
@@ -167,10 +173,12 @@ func (d *directWriter) forget() {
 	}
 	clear(d.conv)
 	clear(d.converted)
+	clear(d.exception.attrs)
 	if cap(d.conv) > maxPooledAttrs || cap(d.converted) > maxPooledAttrs {
 		d.conv, d.converted = nil, nil
 	}
-	d.conv, d.converted, d.exception = d.conv[:0], d.converted[:0], convertedField{}
+	d.conv, d.converted = d.conv[:0], d.converted[:0]
+	d.exception = lastException{attrs: d.exception.attrs[:0]}
 }
 
 // key takes a field's key, made valid, and reports whether it may be
@@ -247,10 +255,14 @@ func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	defer e.reset()
 	e.hold = true
 	e.addField(f)
-	c := d.keep(convertedField{index: i, held: e.held}, e.kvs)
+	c := convertedField{index: i, start: len(d.conv), held: e.held}
+	d.conv = append(d.conv, e.kvs...)
+	c.end = len(d.conv)
+	d.converted = append(d.converted, c)
 	if e.hasErr {
-		// The last zap.Error wins, as in the general way.
-		d.exception = d.keep(convertedField{index: i, isException: true, err: e.err}, e.top)
+		x := &d.exception
+		clear(x.attrs)
+		x.set, x.index, x.err, x.attrs = true, i, e.err, append(x.attrs[:0], e.top...)
 	}
 	kvs := d.conv[c.start:c.end]
 	return d.addHeld(c.held, kvs[:c.held.n]) && d.addAttrs(kvs[c.held.n:])
@@ -273,15 +285,6 @@ func (d *directWriter) addHeld(h heldValue, entries []attribute.KeyValue) bool {
 	return true
 }
 
-// keep adds c, whose attributes are kvs, to what was converted.
-func (d *directWriter) keep(c convertedField, kvs []attribute.KeyValue) convertedField {
-	c.start = len(d.conv)
-	d.conv = append(d.conv, kvs...)
-	c.end = len(d.conv)
-	d.converted = append(d.converted, c)
-	return c
-}
-
 // addAttrs writes converted attributes.
 func (d *directWriter) addAttrs(kvs []attribute.KeyValue) bool {
 	for _, kv := range kvs {
@@ -298,8 +301,7 @@ func (d *directWriter) addAttrs(kvs []attribute.KeyValue) bool {
 
 // addException writes the last zap.Error's exception, after every field.
 func (d *directWriter) addException() bool {
-	x := d.exception
-	return d.addAttrs(d.conv[x.start:x.end])
+	return d.addAttrs(d.exception.attrs)
 }
 
 // addFieldsOnce adds the fields as addFields does, but those the direct
@@ -312,33 +314,28 @@ func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
 		e.addFields(fields)
 		return
 	}
-	done := d.converted
+	done, x := d.converted, &d.exception
 	for i := range fields {
-		if len(done) == 0 || done[0].index != i {
-			if _, ok := contextOf(fields[i]); !ok {
-				e.addField(fields[i])
-			}
-			continue
-		}
-		for len(done) > 0 && done[0].index == i {
+		if len(done) > 0 && done[0].index == i {
 			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
 			done = done[1:]
+		} else if _, ok := contextOf(fields[i]); !ok {
+			e.addField(fields[i])
+		}
+		if x.set && x.index == i {
+			e.setException(x.err, x.attrs...)
 		}
 	}
 }
 
 // addConverted adds a converted field's attributes where addField would
-// have: zap.Error's replace the exception.
+// have.
 func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
-	if !c.isException {
-		if c.held.kind != heldNone {
-			e.kvs = append(e.kvs, c.held.attr(kvs[:c.held.n]))
-			kvs = kvs[c.held.n:]
-		}
-		e.kvs = append(e.kvs, kvs...)
-		return
+	if c.held.kind != heldNone {
+		e.kvs = append(e.kvs, c.held.attr(kvs[:c.held.n]))
+		kvs = kvs[c.held.n:]
 	}
-	e.setException(c.err, kvs...)
+	e.kvs = append(e.kvs, kvs...)
 }
 
 func (d *directWriter) str(key, v string) bool {
@@ -380,7 +377,7 @@ func (d *directWriter) addEntry(ent zapcore.Entry) bool {
 	if ent.Stack == "" {
 		return true
 	}
-	if d.exception.isException {
+	if d.exception.set {
 		return d.str(keyExceptionStack, ent.Stack)
 	}
 	return d.str(keyCodeStacktrace, ent.Stack)
