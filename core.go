@@ -253,7 +253,7 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 		}
 	}
 	c.seed(e)
-	e.addFieldsOnce(fields)
+	e.addFields(fields)
 	e.addEntry(ent)
 	if s.wire != nil {
 		// A zaplens provider's logger encodes the converted entry

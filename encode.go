@@ -139,11 +139,21 @@ func (e *attrEncoder) reset() bool {
 	return true
 }
 
-// addFields adds every field but the ones that carry a context.
+// addFields adds every field but the ones that carry a context. Those the
+// direct way has converted already (it gave the entry up after them) are
+// taken as it converted them, so that their user code does not run again.
 func (e *attrEncoder) addFields(fields []zapcore.Field) {
+	d := &e.direct
+	done, x := d.converted, &d.exception
 	for i := range fields {
-		if _, ok := contextOf(fields[i]); !ok {
+		if len(done) > 0 && done[0].index == i {
+			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
+			done = done[1:]
+		} else if _, ok := contextOf(fields[i]); !ok {
 			e.addField(fields[i])
+		}
+		if x.set && x.index == i {
+			e.setException(x.err, x.attrs...)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 
 // appendDirect appends the record the direct way, and reports false when
 // the entry needs the general way; then e.direct keeps what it converted,
-// for addFieldsOnce. What it converted is forgotten where every encoder is
+// for addFields. What it converted is forgotten where every encoder is
 // forgotten: when it is released (putEncoder, teeWrite.release).
 func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	if !c.wire.ok {
@@ -302,30 +302,6 @@ func (d *directWriter) addAttrs(kvs []attribute.KeyValue) bool {
 // addException writes the last zap.Error's exception, after every field.
 func (d *directWriter) addException() bool {
 	return d.addAttrs(d.exception.attrs)
-}
-
-// addFieldsOnce adds the fields as addFields does, but those the direct
-// way has converted already (it gave the entry up after them): their
-// attributes are taken as they were, and their user code does not run
-// again.
-func (e *attrEncoder) addFieldsOnce(fields []zapcore.Field) {
-	d := &e.direct
-	if len(d.converted) == 0 {
-		e.addFields(fields)
-		return
-	}
-	done, x := d.converted, &d.exception
-	for i := range fields {
-		if len(done) > 0 && done[0].index == i {
-			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
-			done = done[1:]
-		} else if _, ok := contextOf(fields[i]); !ok {
-			e.addField(fields[i])
-		}
-		if x.set && x.index == i {
-			e.setException(x.err, x.attrs...)
-		}
-	}
 }
 
 // addConverted adds a converted field's attributes where addField would

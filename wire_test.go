@@ -55,7 +55,7 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 		return nil
 	}
 	c.seed(e)
-	e.addFieldsOnce(fields)
+	e.addFields(fields)
 	e.addEntry(ent)
 	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
 }
