@@ -118,10 +118,18 @@ func newAttrEncoder() attrEncoder {
 func getEncoder() *attrEncoder { return encoderPool.Get().(*attrEncoder) }
 
 func putEncoder(e *attrEncoder) {
-	e.direct.forget()
-	if e.reset() {
+	if e.release() {
 		encoderPool.Put(e)
 	}
+}
+
+// release empties e once its entry is written, either way, and reports
+// whether it is worth reusing. What the direct way converted is forgotten
+// here and nowhere else: until the entry is written the general way may
+// need it.
+func (e *attrEncoder) release() bool {
+	e.direct.forget()
+	return e.reset()
 }
 
 // reset empties e for reuse, and reports whether it is worth reusing: one

@@ -225,8 +225,7 @@ func (w *teeWrite) release() {
 	if cap(w.fields) > maxPooledFields {
 		w.fields = nil
 	}
-	w.enc.direct.forget()
-	if !w.enc.reset() {
+	if !w.enc.release() {
 		return
 	}
 	w.tee, w.base, w.plainBase, w.scope, w.ce, w.fields = nil, nil, false, scope{}, nil, w.fields[:0]

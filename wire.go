@@ -103,8 +103,7 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 
 // appendDirect appends the record the direct way, and reports false when
 // the entry needs the general way; then e.direct keeps what it converted,
-// for addFields. What it converted is forgotten where every encoder is
-// forgotten: when it is released (putEncoder, teeWrite.release).
+// for addFields, until the encoder is released.
 func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	if !c.wire.ok {
 		return b, false
