@@ -112,7 +112,15 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			zap.Any("any.struct", diffStruct{B: "any"})}},
 		{"user code that panics or fails", core, []zapcore.Field{zap.Stringer("p", diffPanicStringer{}),
 			zap.Stringer("nil", (*diffPtrStringer)(nil)), zap.Object("po", diffPanicObject{}), zap.Array("pa", diffPanicArray{}),
-			zap.Object("fo", diffFailObject{}), zap.Error(diffPanicErr{})}},
+			zap.Object("fo", diffFailObject{}), zap.Error(diffPanicErr{}),
+			zap.Object("eo", zapcore.ObjectMarshalerFunc(func(enc zapcore.ObjectEncoder) error {
+				enc.AddString("partial", "yes")
+				return diffPanicErr{}
+			})),
+			zap.Array("ea", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+				a.AppendString("partial")
+				return diffPanicErr{}
+			}))}},
 		{"objects and arrays held as entries", core, []zapcore.Field{zap.Object("dup", diffMessyObject{}),
 			zap.Object("empty", zapcore.ObjectMarshalerFunc(func(zapcore.ObjectEncoder) error { return nil })),
 			zap.Ints("none", nil), zap.Objects("objs", []diffObject{{name: "a"}, {name: "b"}}), zap.Object("deep", diffDeep(70)),
