@@ -309,6 +309,12 @@ type exportError struct {
 func (e *exportError) Error() string { return e.err.Error() }
 func (e *exportError) Unwrap() error { return e.err }
 
+// Answered tells whether the collector refused the records for good, so
+// that the spool lets them go rather than keep them for a later process.
+func (e *exportError) Answered() bool {
+	return e.cause == transport.Rejected || e.cause == transport.PartialSuccess
+}
+
 // ErrorType is the cause of the failure, for error.type: its name in snake
 // case, or the conventions' _OTHER for a cause that names nothing.
 func (e *exportError) ErrorType() string {

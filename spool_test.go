@@ -699,3 +699,53 @@ func TestShipSpool(t *testing.T) {
 	}
 	t.Log(st)
 }
+
+// A flush that fails (the collector down) keeps its records for a later
+// process, and only them: what is delivered after the collector comes back
+// is settled, and a clean Shutdown leaves nothing that arrived to be sent
+// again. Every line arrives once.
+func TestSpoolFailedFlushThenDelivered(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	opts := func(service string) []ProviderOption {
+		return []ProviderOption{WithEndpoint("http://" + addr), WithSpool(dir), WithServiceName(service)}
+	}
+	p := newTestProvider(t, opts("first")...)
+	logLines := func(from, to int) {
+		l := zap.New(NewCore(WithLoggerProvider(p)))
+		for i := from; i < to; i++ {
+			l.Info("line " + strconv.Itoa(i))
+		}
+	}
+	logLines(0, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := p.ForceFlush(ctx); err == nil {
+		t.Fatal("the flush to no collector succeeded")
+	}
+	srv := startOTLPServer(t, addr, keepRecords())
+	logLines(10, 30)
+	if err := p.Shutdown(context.Background()); err == nil {
+		t.Error("Shutdown did not tell of the 10 it kept")
+	}
+	if st := p.Stats(); st.Exported != 20 || st.Failed != 10 || st.Kept != 10 {
+		t.Errorf("first: %+v; want 20 exported, 10 failed and kept", st)
+	}
+	next := newTestProvider(t, opts("next")...)
+	if !eventually(10*time.Second, func() bool { return next.Stats().RecoveredExported == 10 }) {
+		t.Errorf("next: %+v", next.Stats())
+	}
+	if err := next.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if st := next.Stats(); st.Recovered != 10 {
+		t.Errorf("next recovered %d, want the 10 kept", st.Recovered)
+	}
+	if dups := checkAll(t, deliveries(srv), "first", 30); dups != 0 {
+		t.Errorf("%d lines arrived twice", dups)
+	}
+	if f := segFilesIn(t, dir); len(f) != 0 {
+		t.Errorf("files left: %v", f)
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
@@ -73,9 +74,6 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, n, final)
 
 	p.mu.Lock()
-	// An export that failed while a flush or the shutdown waited for it
-	// failed as the flush's did (the exporter gives way to the flush).
-	urgent := final || p.stopped || p.flushAt > p.settled()
 	p.counts.Exported += uint64(n - rejected)
 	p.counts.Failed += uint64(rejected)
 	p.obs.fail(err, rejected)
@@ -83,20 +81,28 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 		p.lastErr, p.lastAt = err, time.Now()
 	}
 	if p.journal != nil {
-		// What a flush or the shutdown could not send, as a dying process
-		// flushes its last lines, is kept for a later process until an
-		// export succeeds while the pipeline runs.
-		if urgent && err != nil && rejected == n {
-			p.keeping = true
-		} else if err == nil && !p.stopped {
-			p.keeping = false
-		}
-		p.journal.Settle(n, p.keeping)
+		p.journal.Settle(n, unanswered(err, rejected, n))
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()
 	p.room.broadcast()
 	return true
+}
+
+// unanswered tells whether an export's records failed with no verdict of
+// the collector on them: no answer, a timeout, retryable statuses until
+// the time ran out. A journal keeps those for a later process to send; what
+// the collector acknowledged or refused for good it lets go.
+func unanswered(err error, rejected, n int) bool {
+	return err != nil && rejected == n && !Answered(err)
+}
+
+// Answered tells whether an export error is the collector's own verdict on
+// the records, such as HTTP 400 or gRPC InvalidArgument: sending them again
+// would be refused again. It is told by an Answered method in err's chain.
+func Answered(err error) bool {
+	var a interface{ Answered() bool }
+	return errors.As(err, &a) && a.Answered()
 }
 
 // Call calls f with body, of n records, within timeout of ctx. A panic in

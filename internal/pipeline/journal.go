@@ -18,10 +18,12 @@ type Journal interface {
 	AddScope(i int, s otlpwire.Scope)
 	// Append copies an accepted record, of the scope numbered scope.
 	Append(scope int, rec []byte) Verdict
-	// Settle tells that the n oldest records not yet settled are: exported,
-	// or failed. keep says to keep them, and those before them not yet
-	// let go, for a later process: a flush or the shutdown failed to send
-	// records, and no export succeeded since while the pipeline ran.
+	// Settle tells the fate of the n oldest records whose fate it was not
+	// told yet, all of one export. Without keep they are settled: the
+	// collector acknowledged them, or refused them for good. With keep no
+	// collector answered for them (it was down, slow, or the export was cut
+	// short): the journal keeps them for a later process to send, whatever
+	// happens to the records after them.
 	Settle(n int, keep bool)
 	// Close ends the journal, by ctx's deadline; it is called once, when the
 	// pipeline has stopped or given up waiting for its exporter, and

@@ -48,7 +48,6 @@ type Pipeline struct {
 	obs     observed  // for the metrics (observe.go)
 
 	journal Journal // cfg.Journal until CloseJournal; nil with none
-	keeping bool    // the journal keeps what is settled from here on
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room

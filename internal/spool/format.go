@@ -17,17 +17,22 @@ import (
 //
 //	header (64 bytes)
 //	  0  magic "zlspool\n"
-//	  8  version uint32
+//	  8  version uint32: 2; 1 had no marks
 //	 12  header size uint32 (where frames start)
 //	 16  settled uint64: records, counted from the first, that need not be sent
 //	 24  size uint64: the file's size as made
 //	 32  pid uint32
 //	 40  created int64, Unix nanoseconds
 //	frame
-//	  0  length uint32 of the payload, written last: 0 ends the frames
+//	  0  length uint32 of the payload, written last: 0 ends the frames;
+//	     settledBit set in a record's marks it settled past the header's count
 //	  4  crc32c uint32 of the kind and the payload
 //	  8  kind uint32: a scope's number for a record; kindResource, kindScope
 //	 12  payload, then zeros up to a multiple of 4
+//
+// The header's count covers the records before the first one kept for a
+// later process (no collector answered for it); the records settled after
+// it carry the mark in their frames, set by one aligned store.
 //
 // A record's payload is a LogRecord's content as the pipeline encodes it.
 // The first frame is the resource (kindResource: uint32 length, field,
@@ -37,7 +42,7 @@ import (
 
 const (
 	magic      = "zlspool\n"
-	version    = 1
+	version    = 2
 	headerSize = 64
 	frameHead  = 12
 
@@ -52,6 +57,10 @@ const (
 	kindScope    = 0xFFFFFFFE
 	// kinds at kindFirst and above are not records.
 	kindFirst = 0xFFFFFF00
+
+	// settledBit marks a record settled in its frame's length: no frame is
+	// that long.
+	settledBit = 1 << 31
 )
 
 var (
@@ -186,7 +195,10 @@ var errNotSegment = errors.New("not a spool file: bad header")
 // the records are only counted: a count that kept them, to drop them,
 // would allocate as much as the sending.
 func parse(b []byte, keep bool) (*contents, error) {
-	if len(b) < headerSize || string(b[:len(magic)]) != magic || order.Uint32(b[offVersion:]) != version {
+	if len(b) < headerSize || string(b[:len(magic)]) != magic {
+		return nil, errNotSegment
+	}
+	if v := order.Uint32(b[offVersion:]); v < 1 || v > version {
 		return nil, errNotSegment
 	}
 	start := int(order.Uint32(b[offHeader:]))
@@ -218,7 +230,8 @@ func parse(b []byte, keep bool) (*contents, error) {
 	}
 	off := start
 	for off+frameHead <= end {
-		n := int(order.Uint32(b[off:]))
+		word := order.Uint32(b[off:])
+		n := int(word &^ settledBit)
 		if n == 0 {
 			break
 		}
@@ -251,10 +264,13 @@ func parse(b []byte, keep bool) (*contents, error) {
 				c.torn++
 			}
 		default:
-			if f.kind < kindFirst {
-				record(frame{kind: c.place(f.kind), payload: f.payload})
-			} else {
+			switch {
+			case f.kind >= kindFirst:
 				c.torn++
+			case word&settledBit != 0:
+				record(frame{}) // settled after a record kept
+			default:
+				record(frame{kind: c.place(f.kind), payload: f.payload})
 			}
 		}
 		off = next
@@ -268,7 +284,7 @@ func parse(b []byte, keep bool) (*contents, error) {
 // readFrame reads the frame at off, and reports whether it is whole and
 // its checksum right. A frame that is not still gives its kind.
 func readFrame(b []byte, off int) (frame, bool) {
-	n := int(order.Uint32(b[off:]))
+	n := int(order.Uint32(b[off:]) &^ settledBit)
 	kind := order.Uint32(b[off+8:])
 	if n > len(b)-off-frameHead {
 		return frame{kind: kindFirst}, false

@@ -22,7 +22,10 @@ type segment struct {
 	off      int    // where the next frame goes
 	first    uint64 // the spool's number of its first record
 	written  uint64 // records in it
-	settled  uint64 // of those, settled, as its header says
+	decided  uint64 // of those, the oldest so many had their fate told
+	kept     uint64 // of those, kept for a later process: no collector answered
+	walkOff  int    // the frame of record walkAt, or one before it: see recordAt
+	walkAt   uint64
 	sealed   bool   // full: no record goes in any more
 	touched  bool   // every page was written through the mapping once
 	hasScope []bool // scopes whose frame it holds
@@ -157,9 +160,37 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 		return &os.PathError{Op: "rename", Path: tmp, Err: err}
 	}
 	seg.path = path
-	seg.first, seg.written, seg.settled, seg.sealed = 0, 0, 0, false
+	seg.first, seg.written, seg.decided, seg.kept, seg.sealed = 0, 0, 0, 0, false
 	clear(seg.hasScope)
 	return nil
+}
+
+// left is the records a later process is to send: those kept, and those
+// whose fate is not told.
+func (seg *segment) left() uint64 { return seg.written - seg.decided + seg.kept }
+
+// mark marks k records settled, from the i-th on, each in its frame.
+func (seg *segment) mark(i, k uint64) {
+	for ; k > 0; i, k = i+1, k-1 {
+		off := seg.recordAt(i)
+		storeUint32(seg.mem[off:], order.Uint32(seg.mem[off:])|settledBit)
+	}
+}
+
+// recordAt is the offset of the frame of the i-th record. It walks on from
+// the last one found, since records are marked in order: marking costs a
+// read of each frame's head once.
+func (seg *segment) recordAt(i uint64) int {
+	for {
+		off := seg.walkOff
+		if order.Uint32(seg.mem[off+8:]) < kindFirst {
+			if seg.walkAt == i {
+				return off
+			}
+			seg.walkAt++
+		}
+		seg.walkOff = off + frameSize(int(order.Uint32(seg.mem[off:])&^settledBit))
+	}
 }
 
 // guardFault runs f, which touches a mapped file, and returns a fault

@@ -381,13 +381,19 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 }
 
 // export sends one request and reports what the collector did with it; ok
-// is false when it did not answer, or refused the whole request.
+// is false when no collector answered for the records: they are to be
+// tried again. A request it refused for good (HTTP 400) is settled as
+// rejected, so that it does not block the records after it.
 func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) {
 	rejected, err := sh.cfg.Export.Call(sh.ctx, sh.cfg.ExportTimeout, body, n, sh.final())
 	if err != nil {
 		sh.setErr(err)
-		if rejected == n {
+		if rejected == n && !pipeline.Answered(err) {
 			return 0, 0, false
+		}
+		if rejected > 0 && sh.cfg.Say != nil {
+			sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: the collector refused %d of %d recovered log records for good; they are counted in RecoveredFailed and not sent again: %v",
+				sh.cfg.Dir, rejected, n, err))
 		}
 	}
 	return n - rejected, rejected, true

@@ -53,14 +53,15 @@ type Spool struct {
 	resource []byte // the resource frame's payload
 
 	// Under the pipeline's lock.
-	segs    []*segment // holding unsettled records, oldest first; the active one last
-	active  *segment   // where records go; nil when stepped aside or full
-	waited  bool       // a logging call already waited for the missing spare
-	written uint64     // records accepted, journaled or not
-	settled uint64     // records settled
-	scopes  [][]byte   // scope frames' payloads, by number
-	keeping bool       // settled records are kept on disk: see Settle
-	closed  bool
+	segs        []*segment // holding records whose fate is not all told, oldest first; the active one last
+	held        []*segment // sealed, every fate told, some records kept for a later process: oldest first
+	active      *segment   // where records go; nil when stepped aside or full
+	written     uint64     // records accepted, journaled or not
+	decided     uint64     // records whose fate Settle told
+	unprotected uint64     // records accepted without a copy
+	tooLarge    bool       // a record larger than any file was told
+	scopes      [][]byte   // scope frames' payloads, by number
+	closed      bool
 
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
@@ -70,6 +71,7 @@ type Spool struct {
 	dead   []*segment // settled, to remove
 	mapped []*segment // every segment made and not removed, to sync
 	files  int        // files that exist or are being made
+	making bool       // the housekeeper is making a spare, counted in files
 	seq    int
 
 	spareReady atomic.Bool
@@ -135,18 +137,21 @@ func (s *Spool) AddScope(i int, sc otlpwire.Scope) {
 	s.scopes[i] = scopePayload(i, sc)
 }
 
-// Append copies a record into the active file. It never waits on the disk:
-// when no file is ready, the first call waits at most spareWait for the
-// housekeeper's, and the rest go on unprotected until it comes; at the
-// bound it refuses the record.
+// Append copies a record into the active file. When it is full, a spare
+// made ahead by the housekeeper takes over; when the housekeeper is late
+// (a starved CPU, a burst), the call makes the next file itself rather
+// than leave records unprotected. At the bound it refuses the record.
 func (s *Spool) Append(scope int, rec []byte) pipeline.Verdict {
 	v := s.append(scope, rec)
-	if v == pipeline.Unjournaled && s.active != nil {
-		// A file holds consecutive records, the way settling counts them:
-		// a record left out of it ends it.
-		s.active.sealed = true
-		s.active = nil
-		s.settle()
+	if v == pipeline.Unjournaled {
+		s.unprotected++
+		if s.active != nil {
+			// A file holds consecutive records, the way settling counts
+			// them: a record left out of it ends it.
+			s.active.sealed = true
+			s.active = nil
+			s.release()
+		}
 	}
 	if v != pipeline.JournalFull {
 		s.written++
@@ -165,7 +170,8 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 	need := s.need(seg, scope, rec)
 	if seg == nil || seg.off+need > len(seg.mem) {
 		if frameSize(len(s.resource))+frameSize(len(s.scopes[scope]))+frameSize(len(rec)) > s.cfg.SegmentBytes-headerSize {
-			return pipeline.Unjournaled // larger than any file: in memory only
+			s.tellTooLarge(len(rec))
+			return pipeline.Unjournaled
 		}
 		var full bool
 		if seg, full = s.rotate(); seg == nil {
@@ -214,35 +220,16 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 	return true
 }
 
-// rotate seals the active file and makes a spare the active one. It
-// returns nil when there is none ready, and full when the spool is at its
-// bound. It never makes a file itself: that waits on the disk, and rotate
-// runs inside a logging call; the housekeeper makes them, and until it has,
-// records go on in memory.
+// rotate seals the active file and installs the next. It returns nil when
+// there is none: full at the bound, or not full when the spool stepped
+// aside.
 func (s *Spool) rotate() (seg *segment, full bool) {
 	if a := s.active; a != nil {
 		a.sealed = true
 		s.active = nil
-		s.settle()
+		s.release()
 	}
-	if s.waited && !s.spareReady.Load() {
-		// One call waited for the missing file; the ones after it go on
-		// unprotected until it comes, rather than each waiting in turn
-		// under the pipeline's lock, or taking hmu and waking the
-		// housekeeper, which is making it. None is refused as at the
-		// bound, even when the file being made is the last under it: it
-		// is coming.
-		return nil, false
-	}
-	s.hmu.Lock()
-	seg = s.takeSpare()
-	full = seg == nil && s.files >= s.maxFiles
-	s.hmu.Unlock()
-	s.kick()
-	if seg == nil && !full {
-		seg = s.awaitSpare()
-		s.waited = seg == nil
-	}
+	seg, full = s.next()
 	if seg == nil {
 		return nil, full
 	}
@@ -250,29 +237,74 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 	return seg, false
 }
 
-// spareWait bounds how long a logging call waits for the housekeeper to
-// make a file when none is ready: long enough for a local disk (a file
-// takes about a millisecond), short enough that a slow one costs a burst a
-// few unprotected records rather than a stalled program.
-const spareWait = 5 * time.Millisecond
-
-// awaitSpare waits, at most spareWait, for the housekeeper's next file.
-func (s *Spool) awaitSpare() *segment {
-	timer := time.NewTimer(spareWait)
-	defer timer.Stop()
+// next is the file that takes over: a spare the housekeeper made ahead,
+// or, when it is late, a settled file emptied or a new one made in the
+// call; at the bound, a held file let go. A call waits on the disk only
+// when the housekeeper fell behind a burst, for about a millisecond: a
+// starved housekeeper must not leave records unprotected. It waits for the
+// housekeeper only when the file being made is the last the bound allows.
+func (s *Spool) next() (seg *segment, full bool) {
 	for {
-		select {
-		case <-s.made:
-		case <-timer.C:
-			return nil
-		}
 		s.hmu.Lock()
-		seg := s.takeSpare()
+		seg = s.takeSpare()
+		var dead *segment
+		if seg == nil && len(s.dead) > 0 {
+			dead = s.dead[0]
+			s.dead = s.dead[1:]
+		}
+		room, making := s.files < s.maxFiles, s.making
 		s.hmu.Unlock()
-		if seg != nil {
-			return seg
+		s.kick()
+		switch {
+		case seg != nil:
+			return seg, false
+		case dead != nil:
+			if seg = s.reuse(dead); seg != nil {
+				return seg, false
+			}
+		case room:
+			seg, err := s.make()
+			if err == nil {
+				return seg, false
+			}
+			if !errors.Is(err, errAtBound) {
+				s.stepAside(err)
+				return nil, false
+			}
+		case len(s.held) > 0:
+			return s.evict(), false
+		case !making:
+			return nil, true
+		default:
+			<-s.made // the last file under the bound is on its way
 		}
 	}
+}
+
+// evict lets go the oldest held file, to take new records at the bound:
+// its kept records were counted as failed when their export failed, and
+// live records come first. It says so, with their count.
+func (s *Spool) evict() *segment {
+	seg := s.held[0]
+	s.held[0] = nil
+	s.held = s.held[1:]
+	s.say("zaplens: spool %s is at its bound (%d MiB): %d records kept for a later process, which this one could not send (counted as failed), are let go to make room",
+		s.cfg.Dir, s.cfg.MaxBytes>>20, seg.kept)
+	return s.reuse(seg)
+}
+
+// reuse empties a file whose records need no sending for a new turn; it
+// returns nil when that failed, and the file is removed.
+func (s *Spool) reuse(seg *segment) *segment {
+	s.hmu.Lock()
+	s.seq++
+	name := segName(s.prefix, s.seq)
+	s.hmu.Unlock()
+	if seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil {
+		return seg
+	}
+	s.remove([]*segment{seg})
+	return nil
 }
 
 // takeSpare takes a spare file, nil if none is ready. s.hmu is held.
@@ -285,7 +317,7 @@ func (s *Spool) takeSpare() (seg *segment) {
 	return seg
 }
 
-// tellMade wakes a rotate waiting for a spare.
+// tellMade wakes a call waiting for the housekeeper's file.
 func (s *Spool) tellMade() {
 	select {
 	case s.made <- struct{}{}:
@@ -296,9 +328,9 @@ func (s *Spool) tellMade() {
 // install makes seg the active file.
 func (s *Spool) install(seg *segment) {
 	seg.first = s.written
+	seg.walkOff = headerSize
 	s.segs = append(s.segs, seg)
 	s.active = seg
-	s.waited = false
 }
 
 // resume takes a file the housekeeper made after the spool stepped aside.
@@ -311,7 +343,7 @@ func (s *Spool) resume() bool {
 		s.broken.Store(true)
 		return false
 	}
-	s.say("zaplens: spool %s: writing again; records are protected from here on", s.cfg.Dir)
+	s.say("zaplens: spool %s: writing again; records are protected from here on (%d went unprotected since the start)", s.cfg.Dir, s.unprotected)
 	return true
 }
 
@@ -332,50 +364,74 @@ func (s *Spool) markBroken(err error) {
 	s.say("zaplens: spool %s stepped aside: %v; logging goes on in memory, without crash protection, until a new file can be made", s.cfg.Dir, err)
 }
 
-// Settle marks the n oldest unsettled records settled, in the headers of
-// their files; a sealed file all settled goes to the housekeeper to empty
-// or remove. With keep, the headers stay as they are, so that those
-// records, and all settled after them until a Settle without keep, are
-// sent by a later process if this one dies or stops meanwhile.
+// Settle tells the fate of the n oldest records not yet told (see
+// pipeline.Journal). In a file where no record was kept, settling advances
+// the header's count; after a kept record, each settled one is marked in
+// its own frame, so that a later process sends the kept and nothing else.
 func (s *Spool) Settle(n int, keep bool) {
 	if s.closed {
 		return
 	}
-	s.settled += uint64(n)
-	s.keeping = keep
-	s.settle()
+	to := s.decided + uint64(n)
+	for _, seg := range s.segs {
+		end := min(to, seg.first+seg.written)
+		if told := seg.first + seg.decided; end > told {
+			s.decide(seg, end-told, keep)
+		}
+	}
+	s.decided = to
+	s.release()
 }
 
-// settle brings the files' headers up to s.settled, unless keeping.
-func (s *Spool) settle() {
-	if s.keeping {
-		return
+// decide tells the fate of seg's next k records.
+func (s *Spool) decide(seg *segment, k uint64, keep bool) {
+	var err error
+	switch {
+	case seg.mem == nil:
+	case keep:
+		seg.kept += k
+	case seg.kept == 0:
+		err = guardFault(func() { storeUint64(seg.mem[offSettled:], seg.decided+k) })
+	default:
+		err = guardFault(func() { seg.mark(seg.decided, k) })
 	}
+	seg.decided += k
+	if err != nil {
+		// The file keeps an older state: a later process sends those
+		// records again, none is lost.
+		s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
+	}
+}
+
+// release hands on the oldest files once no record can come into them and
+// every record's fate is told: to the housekeeper to empty or remove, or,
+// when some were kept, to the held, which stay for a later process.
+func (s *Spool) release() {
 	for len(s.segs) > 0 {
 		seg := s.segs[0]
-		done := uint64(0)
-		if s.settled > seg.first {
-			done = min(s.settled-seg.first, seg.written)
-		}
-		if done != seg.settled {
-			seg.settled = done
-			if seg.mem != nil {
-				if err := guardFault(func() { storeUint64(seg.mem[offSettled:], done) }); err != nil {
-					// The header keeps an older count: a later process
-					// sends those records again, none is lost.
-					s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
-				}
-			}
-		}
-		if !seg.sealed || done < seg.written {
+		if !seg.sealed || seg.decided < seg.written {
 			return
 		}
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
+		if seg.kept > 0 {
+			s.held = append(s.held, seg)
+			continue
+		}
 		s.hmu.Lock()
 		s.dead = append(s.dead, seg)
 		s.hmu.Unlock()
 		s.kick()
+	}
+}
+
+// tellTooLarge says, the first time, that a record larger than any file
+// goes on unprotected.
+func (s *Spool) tellTooLarge(n int) {
+	if !s.tooLarge {
+		s.tooLarge = true
+		s.say("zaplens: spool %s: a record of %d bytes is larger than a spool file (%d bytes); such records go on in memory, unprotected, counted in Stats.Unprotected",
+			s.cfg.Dir, n, s.cfg.SegmentBytes)
 	}
 }
 
@@ -387,10 +443,13 @@ func (s *Spool) Close(ctx context.Context) {
 		return
 	}
 	s.closed = true
-	s.settle()
+	s.release()
 	var kept uint64
 	for _, seg := range s.segs {
-		kept += seg.written - seg.settled
+		kept += seg.left()
+	}
+	for _, seg := range s.held {
+		kept += seg.left()
 	}
 	s.kept.Store(kept)
 	close(s.quit)
@@ -404,14 +463,14 @@ func (s *Spool) Close(ctx context.Context) {
 	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
-	for _, seg := range s.segs {
-		left := seg.written - seg.settled
+	for _, seg := range append(s.segs, s.held...) {
+		left := seg.left()
 		if left > 0 && s.cfg.Sync > 0 && seg.mem != nil {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)
 	}
-	s.segs, s.active = nil, nil
+	s.segs, s.held, s.active = nil, nil, nil
 	for _, seg := range s.dead {
 		seg.close(true)
 	}
@@ -441,12 +500,14 @@ func (s *Spool) say(format string, args ...any) {
 // makeFile makes a file; tests slow it down.
 var makeFile = makeSegment
 
+var errAtBound = errors.New("at the bound")
+
 // make makes a new file, within the bound; it counts it in files.
 func (s *Spool) make() (*segment, error) {
 	s.hmu.Lock()
 	if s.files >= s.maxFiles {
 		s.hmu.Unlock()
-		return nil, errors.New("at the bound")
+		return nil, errAtBound
 	}
 	s.files++
 	s.seq++
@@ -516,25 +577,28 @@ func (s *Spool) reap() {
 	var removed []*segment
 	for _, seg := range dead {
 		if room > 0 {
-			s.hmu.Lock()
-			s.seq++
-			name := segName(s.prefix, s.seq)
-			s.hmu.Unlock()
-			if seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil {
+			if seg = s.reuse(seg); seg != nil {
 				s.addSpare(seg)
 				room--
-				continue
 			}
+			continue
 		}
-		seg.close(true)
 		removed = append(removed, seg)
 	}
-	if len(removed) == 0 {
+	s.remove(removed)
+}
+
+// remove removes files, and forgets them.
+func (s *Spool) remove(segs []*segment) {
+	if len(segs) == 0 {
 		return
 	}
+	for _, seg := range segs {
+		seg.close(true)
+	}
 	s.hmu.Lock()
-	s.files -= len(removed)
-	s.mapped = without(s.mapped, removed)
+	s.files -= len(segs)
+	s.mapped = without(s.mapped, segs)
 	s.hmu.Unlock()
 }
 
@@ -558,12 +622,17 @@ func without(segs, gone []*segment) []*segment {
 func (s *Spool) makeSpare() bool {
 	s.hmu.Lock()
 	need := len(s.spares) == 0 && s.files < s.maxFiles
+	s.making = need
 	s.hmu.Unlock()
 	if !need {
 		return true
 	}
 	seg, err := s.make()
+	s.hmu.Lock()
+	s.making = false
+	s.hmu.Unlock()
 	if err != nil {
+		s.tellMade() // a call waiting for it finds it will not come
 		s.markBroken(err)
 		return false
 	}
