@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -133,9 +134,14 @@ func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt 
 	return a
 }
 
-// success reads a 2xx answer: an ExportLogsServiceResponse, maybe a
-// partial success.
+// success reads a 2xx answer. Only a protobuf body is an
+// ExportLogsServiceResponse, maybe a partial success: any other, such as a
+// proxy's `{}` or `OK`, or an empty body with no type, says no more than
+// the status, that the records were taken. otlploghttp reads answers so.
 func (c *httpClient) success(resp *http.Response, n int) attempt {
+	if !isProtobuf(resp.Header.Get("Content-Type")) {
+		return attempt{cause: Delivered}
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
 	if err != nil {
 		// The status says the collector took the records: a retry would
@@ -151,6 +157,13 @@ func (c *httpClient) success(resp *http.Response, n int) attempt {
 	}
 	ps := r.GetPartialSuccess()
 	return partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
+}
+
+// isProtobuf says whether a Content-Type is OTLP/HTTP's protobuf one; its
+// parameters, if any, do not matter.
+func isProtobuf(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/x-protobuf"
 }
 
 // failure reads a non-2xx answer.
