@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -444,8 +446,8 @@ func TestRetries(t *testing.T) {
 	}
 }
 
-// An export after Close fails at once with ErrClosed and reaches no
-// collector; a second Close is harmless.
+// An export after Close fails at once with ErrClosed, which reads as one
+// plain sentence, and reaches no collector; a second Close is harmless.
 func TestExportAfterClose(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tc transportCase) {
 		s := tc.serve(t, loopback(t), answers(reply{}))
@@ -463,6 +465,8 @@ func TestExportAfterClose(t *testing.T) {
 		r, _ := export(c, body, 2, Normal)
 		if !errors.Is(r.Err, ErrClosed) || r.Rejected != 2 || r.Attempts != 0 || s.calls() != 1 {
 			t.Errorf("export after Close: %+v, %d calls", r, s.calls())
+		} else if r.Err.Error() != "the exporter is closed" {
+			t.Errorf("export after Close: error %q", r.Err)
 		}
 		if err := c.Close(context.Background()); err != nil {
 			t.Errorf("second Close: %v", err)
@@ -656,4 +660,107 @@ func (c slowConn) Read(p []byte) (int, error) {
 		c.l.sawMarker.Store(true)
 	}
 	return n, err
+}
+
+// OTLP/HTTP sent to a gRPC port, and gRPC to an HTTP one, the commonest
+// OTLP misconfiguration, is told in words every time: which protocol the
+// endpoint answered in, with none of net/http's or gRPC's internals (such
+// as "readLoopPeekFailLocked: %!w(<nil>)" or the frame's bytes).
+func TestProtocolMismatchToldPlainly(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		cfg     func(t *testing.T) Config
+		exports int
+		says    string
+	}{
+		{"http to the grpc port", func(t *testing.T) Config {
+			return httpConfig("http://" + (&collector{}).start(t))
+		}, 20, "it answered in HTTP/2 frames, as a gRPC server does"},
+		{"grpc to the http port", func(t *testing.T) Config {
+			return grpcConfig((&httpCollector{}).start(t).Listener.Addr().String())
+		}, 2, "it answered in HTTP/1.1, as an OTLP/HTTP server does"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := newClient(t, tt.cfg(t))
+			slowToSend(c)
+			_, body := testRequest(t, 2)
+			for range tt.exports {
+				r := c.Export(context.Background(), body, 2, Normal)
+				if r.Cause != ProtocolMismatch || r.Attempts != 1 || r.Err == nil ||
+					!strings.HasSuffix(r.Err.Error(), ": the endpoint speaks another protocol: "+tt.says) {
+					t.Fatalf("result %+v, want its error to end %q", r, tt.says)
+				}
+			}
+		})
+	}
+}
+
+// net/http writes nothing to the process's log when OTLP/HTTP is sent to
+// a gRPC port. A gRPC server sends its settings as soon as a connection
+// opens; net/http, when they come to a connection with no request on it,
+// takes them for an answer nobody asked for and logs them. A connection
+// has none when its export ended while it was being dialled (net/http
+// keeps it for the next request), or, by a race, before its first request
+// is sent. Not parallel: the test owns the standard logger's output.
+func TestProtocolMismatchLogsNothing(t *testing.T) {
+	var logged syncBuffer
+	log.SetOutput(&logged)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	c := newClient(t, httpConfig("http://"+(&collector{}).start(t)))
+	slowToSend(c)
+	_, body := testRequest(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), slowDial/4)
+	defer cancel()
+	if r := c.Export(ctx, body, 2, Normal); r.Err == nil {
+		t.Fatalf("result %+v, want the export to end while dialling", r)
+	}
+	time.Sleep(2 * slowDial) // the dial ends; its connection waits, idle
+	for range 10 {
+		if r := c.Export(context.Background(), body, 2, Normal); r.Cause != ProtocolMismatch || r.Attempts != 1 {
+			t.Errorf("result %+v", r)
+		}
+	}
+	if s := logged.String(); s != "" {
+		t.Errorf("written to the process's log: %q", s)
+	}
+}
+
+// slowDial is how long slowToSend's connections take to reach net/http.
+const slowDial = 40 * time.Millisecond
+
+// slowToSend makes c, if it is an HTTP client not yet used, hand each new
+// connection to net/http only once the server has had time to speak
+// first, as a client short of CPU does.
+func slowToSend(c Client) {
+	hc, ok := c.(*httpClient)
+	if !ok {
+		return
+	}
+	tr := hc.client.Transport.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		time.Sleep(slowDial)
+		return conn, err
+	}
+}
+
+// syncBuffer is a bytes.Buffer that goroutines may write at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -17,13 +17,24 @@ type connFailure struct {
 	what      string // this package's words for it
 	retryable bool   // in Normal mode; Final mode never retries a Refused
 	again     bool   // the connection broke: the next attempt goes at once
+	// says, when set, is told instead of the error's own text, which then
+	// names only the workings of net/http or gRPC.
+	says string
 }
 
-// attempt is the failed attempt f makes, over protocol to endpoint.
+// attempt is the failed attempt f makes, over protocol to endpoint; detail
+// is the error's text, sanitized.
 func (f connFailure) attempt(protocol, endpoint, detail string) attempt {
+	if f.says != "" {
+		detail = f.says
+	}
 	return attempt{cause: f.cause, retryable: f.retryable, again: f.again,
 		err: errorf(nil, "%s export to %s: %s: %s", protocol, endpoint, f.what, detail)}
 }
+
+// answeredHTTP2 is OTLP/HTTP sent to a gRPC server.
+var answeredHTTP2 = connFailure{cause: ProtocolMismatch, what: "the endpoint speaks another protocol",
+	says: "it answered in HTTP/2 frames, as a gRPC server does"}
 
 // classifyConn reads a connection-level error, from its chain when err is
 // not nil and from text (gRPC gives only text). plaintext says whether the
@@ -59,11 +70,17 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 		"error reading server preface: read tcp", "error reading server preface: connection reset",
 		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
 		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext"}, true
-	case has(`malformed HTTP response "\x00\x00`, "frame header looked like an HTTP/1.1 header", "readLoopPeekFailLocked"):
-		// An HTTP/1 client reading a gRPC server's SETTINGS frame (or
-		// getting it before its request was sent), or a gRPC client reading
-		// an HTTP/1 answer.
-		return connFailure{cause: ProtocolMismatch, what: "the endpoint speaks another protocol"}, true
+	case has(`malformed HTTP response "\x00\x00`):
+		// An HTTP/1 client reading a gRPC server's SETTINGS frame.
+		return answeredHTTP2, true
+	case has("frame header looked like an HTTP/1.1 header"):
+		return connFailure{cause: ProtocolMismatch, what: "the endpoint speaks another protocol",
+			says: "it answered in HTTP/1.1, as an OTLP/HTTP server does"}, true
+	case has("readLoopPeekFailLocked"):
+		// net/http's name for a kept-alive connection that the server
+		// broke, or wrote on, while no request was on it.
+		return connFailure{cause: Unavailable, what: "the connection broke", retryable: true, again: true,
+			says: "the collector closed an idle connection, or wrote on it unasked"}, true
 	case errors.As(err, &verifyErr) || errors.As(err, &authErr) || errors.As(err, &hostErr) ||
 		errors.As(err, &invalidErr) || has("x509:", "failed to verify certificate"):
 		return connFailure{cause: Other, what: "TLS certificate verification failed"}, true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -34,6 +35,10 @@ func TestClassifyConn(t *testing.T) {
 		{"verify text", nil, "tls: failed to verify certificate: x509: certificate signed by unknown authority", false, Other, true},
 		{"tls alert", nil, "remote error: tls: certificate required", false, Other, true},
 		{"reset", nil, "read: connection reset by peer", false, Unavailable, true},
+		{"http to grpc", nil, `net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x00\x00\x06\x04"`, true, ProtocolMismatch, true},
+		{"grpc to http", nil, "http2: frame too large, note that the frame header looked like an HTTP/1.1 header", true, ProtocolMismatch, true},
+		{"idle connection written on", nil, "readLoopPeekFailLocked: %!w(<nil>)", true, Unavailable, true},
+		{"idle connection reset", nil, "readLoopPeekFailLocked: read: connection reset by peer", true, Unavailable, true},
 	}
 	for _, tt := range tests {
 		text := tt.text
@@ -46,6 +51,9 @@ func TestClassifyConn(t *testing.T) {
 		}
 		if ok && f.cause != Refused && f.cause != Unavailable && f.retryable {
 			t.Errorf("%s: %v is retryable", tt.name, f.cause)
+		}
+		if msg := f.attempt("http", "e", text).err.Error(); ok && strings.Contains(msg, "readLoopPeekFailLocked") {
+			t.Errorf("%s: %q names net/http's workings", tt.name, msg)
 		}
 	}
 }

@@ -92,16 +92,16 @@ type Client interface {
 }
 
 // ErrClosed is the error of an Export on a closed Client.
-var ErrClosed = errors.New("transport: client is closed")
+var ErrClosed = errors.New("the exporter is closed")
 
 // New makes a Client for cfg. It does not connect: the first Export does.
 // Its error is only for a bad Config.
 func New(cfg Config) (Client, error) {
 	if cfg.Endpoint.Host == "" {
-		return nil, errors.New("transport: no endpoint")
+		return nil, errors.New("no endpoint")
 	}
 	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("transport: negative timeout %v", cfg.Timeout)
+		return nil, fmt.Errorf("negative timeout %v", cfg.Timeout)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -112,7 +112,7 @@ func New(cfg Config) (Client, error) {
 	case HTTPProtobuf:
 		return newHTTP(cfg, secretsOf(cfg)), nil
 	}
-	return nil, fmt.Errorf("transport: unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
+	return nil, fmt.Errorf("unknown protocol %q (want %q or %q)", Sanitize(string(cfg.Protocol), nil), GRPC, HTTPProtobuf)
 }
 
 // tlsConfig is cfg's TLS configuration, cloned, or the default one.

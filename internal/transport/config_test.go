@@ -23,6 +23,9 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			t.Errorf("New(%+v) accepted", cfg)
 		} else if strings.ContainsAny(err.Error(), "\n\x1b") {
 			t.Errorf("error not sanitized: %q", err)
+		} else if strings.HasPrefix(err.Error(), "transport:") {
+			// The caller says whose error it is; a prefix here repeats.
+			t.Errorf("error %q names the package", err)
 		}
 	}
 }

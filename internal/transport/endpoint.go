@@ -17,8 +17,7 @@ type Endpoint struct {
 	// Host is a name or an address; an IPv6 address has no brackets, and
 	// its zone, if any, is unescaped.
 	Host string
-	// Port is as written, or the protocol's default: 4317 for gRPC, 4318
-	// for HTTP.
+	// Port is as written, or the scheme's: 443 with TLS, 80 without.
 	Port int
 	// TLS says whether the connection uses TLS.
 	TLS bool
@@ -38,25 +37,46 @@ func (e Endpoint) dialAddr() string {
 	return net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 }
 
-// url is where OTLP/HTTP posts.
+// url is where OTLP/HTTP posts. A scheme's own port is left out, so that
+// the Host header names the host as the user wrote it, as curl and
+// otlploghttp send it.
 func (e Endpoint) url() *url.URL {
 	u := &url.URL{Scheme: "https", Host: e.dialAddr(), RawPath: e.Path}
 	if !e.TLS {
 		u.Scheme = "http"
+	}
+	if e.Port == schemePort(e.TLS) {
+		u.Host = e.Host
+		if strings.Contains(e.Host, ":") {
+			u.Host = "[" + e.Host + "]"
+		}
 	}
 	// Path came escaped from url.URL.EscapedPath, so it unescapes.
 	u.Path, _ = url.PathUnescape(e.Path)
 	return u
 }
 
+// schemePort is the port of https, or of http when tls is false.
+func schemePort(tls bool) int {
+	if tls {
+		return 443
+	}
+	return 80
+}
+
 // ParseEndpoint reads an OTLP endpoint: a URL with an http or https
 // scheme, or a bare host:port as people write for gRPC, which means TLS
-// unless insecure. The port defaults to the protocol's. An endpoint is used
+// unless insecure. Without a port, the endpoint is the scheme's, written or
+// meant by TLS: 443 or 80, whatever the protocol, as otlploghttp dials it
+// and as otlploggrpc dials https (it dials 443 for http too, which no
+// plaintext server listens on). Hosted backends publish https://host/path;
+// 4317 and 4318 are the ports of the default endpoint, which names them,
+// so the protocol is not read. An endpoint is used
 // as written or refused, never rebuilt into something read differently:
 // otlploggrpc would parse "host:4317" as a URL of scheme "host" and dial an
 // empty target. Credentials in the URL are refused: headers carry tokens.
 // Messages show the endpoint without credentials, path or query.
-func ParseEndpoint(raw string, protocol Protocol, insecure bool) (Endpoint, error) {
+func ParseEndpoint(raw string, _ Protocol, insecure bool) (Endpoint, error) {
 	raw = strings.TrimSpace(raw)
 	written := strings.Contains(raw, "://")
 	if !written {
@@ -83,10 +103,7 @@ func ParseEndpoint(raw string, protocol Protocol, insecure bool) (Endpoint, erro
 		return Endpoint{}, fmt.Errorf("endpoint %s: %w", redactEndpoint(raw), err)
 	}
 	if port == "" {
-		port = "4317"
-		if protocol == HTTPProtobuf {
-			port = "4318"
-		}
+		port = strconv.Itoa(schemePort(e.TLS))
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n < 1 || n > 65535 {

@@ -15,22 +15,61 @@ func TestParseEndpointReads(t *testing.T) {
 		want     Endpoint
 	}{
 		{"c:1", GRPC, false, Endpoint{Host: "c", Port: 1, TLS: true}},
-		{"c", GRPC, true, Endpoint{Host: "c", Port: 4317}},
-		{"c", HTTPProtobuf, false, Endpoint{Host: "c", Port: 4318, TLS: true}},
-		{" http://c/a%2Fb ", HTTPProtobuf, false, Endpoint{Host: "c", Port: 4318, Path: "/a%2Fb"}},
+		{"c", GRPC, true, Endpoint{Host: "c", Port: 80}},
+		{"c", HTTPProtobuf, false, Endpoint{Host: "c", Port: 443, TLS: true}},
+		{" http://c/a%2Fb ", HTTPProtobuf, false, Endpoint{Host: "c", Port: 80, Path: "/a%2Fb"}},
 		{"https://[::1]:9/", GRPC, true, Endpoint{Host: "::1", Port: 9, TLS: true, Path: "/"}},
 		{"[fe80::1%25eth0]:9", GRPC, true, Endpoint{Host: "fe80::1%eth0", Port: 9}},
 		{"localhost:4317", GRPC, false, Endpoint{Host: "localhost", Port: 4317, TLS: true}},
 		{"localhost:4317", GRPC, true, Endpoint{Host: "localhost", Port: 4317}},
-		{"collector", GRPC, false, Endpoint{Host: "collector", Port: 4317, TLS: true}},
+		{"collector", GRPC, false, Endpoint{Host: "collector", Port: 443, TLS: true}},
 		{"http://collector:5555", GRPC, false, Endpoint{Host: "collector", Port: 5555}},
-		{"https://collector", GRPC, true, Endpoint{Host: "collector", Port: 4317, TLS: true}},
+		{"https://collector", GRPC, true, Endpoint{Host: "collector", Port: 443, TLS: true}},
 		{"https://collector:4317/", GRPC, false, Endpoint{Host: "collector", Port: 4317, TLS: true, Path: "/"}},
 		{"http://[::1]:4317", GRPC, false, Endpoint{Host: "::1", Port: 4317}},
 	} {
 		got, err := ParseEndpoint(tc.raw, tc.protocol, tc.insecure)
 		if err != nil || got != tc.want {
 			t.Errorf("%q: %+v, %v, want %+v", tc.raw, got, err, tc.want)
+		}
+	}
+}
+
+// An endpoint without a port is dialled on its scheme's, written or meant
+// by TLS, as the official exporters dial it: hosted backends publish
+// https://host/path, which is port 443. 4317 and 4318 are the ports of the
+// default endpoint only, which names them.
+func TestParseEndpointTakesTheSchemesPort(t *testing.T) {
+	for _, tc := range []struct {
+		raw      string
+		insecure bool
+		port     int
+	}{
+		{"https://otlp.example.com/otlp", false, 443},
+		{"https://otlp.example.com", true, 443},
+		{"http://otlp.example.com/otlp", false, 80},
+		{"otlp.example.com", false, 443},
+		{"otlp.example.com", true, 80},
+		{"https://[::1]/otlp", false, 443},
+		{"http://localhost:4317", false, 4317}, // DefaultEndpoint
+		{"http://localhost:4318", false, 4318}, // DefaultHTTPEndpoint
+	} {
+		for _, p := range []Protocol{GRPC, HTTPProtobuf} {
+			e, err := ParseEndpoint(tc.raw, p, tc.insecure)
+			if err != nil || e.Port != tc.port {
+				t.Errorf("%q (%s, insecure %v): port %d, %v; want %d", tc.raw, p, tc.insecure, e.Port, err, tc.port)
+			}
+		}
+	}
+	// OTLP/HTTP posts with the Host header as written: no ":443".
+	for raw, want := range map[string]string{
+		"https://otlp.example.com/otlp": "https://otlp.example.com/otlp",
+		"http://[::1]/v1/logs":          "http://[::1]/v1/logs",
+		"https://c:80/v1/logs":          "https://c:80/v1/logs",
+		"[fe80::1%25eth0]":              "http://[fe80::1%25eth0]", // endpointOf: insecure
+	} {
+		if got := endpointOf(raw, HTTPProtobuf).url(); got.String() != want {
+			t.Errorf("%q posts to %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
 	}
 	conn, err := grpc.NewClient(grpcTarget(e.HostPort()), dial...)
 	if err != nil {
-		return nil, fmt.Errorf("transport: grpc endpoint %q: %s", e.HostPort(), Sanitize(err.Error(), nil))
+		return nil, fmt.Errorf("grpc endpoint %q: %s", e.HostPort(), Sanitize(err.Error(), nil))
 	}
 	c := &grpcClient{
 		conn:     conn,
@@ -220,11 +220,11 @@ func (c *grpcClient) Close(ctx context.Context) error {
 	select {
 	case err := <-done:
 		if err != nil {
-			return errorf(nil, "transport: closing grpc connection: %s", Sanitize(err.Error(), c.secrets))
+			return errorf(nil, "closing the grpc connection: %s", Sanitize(err.Error(), c.secrets))
 		}
 		return nil
 	case <-ctx.Done():
-		return errorf(ctx.Err(), "transport: closing grpc connection: %v", ctx.Err())
+		return errorf(ctx.Err(), "closing the grpc connection: %v", ctx.Err())
 	}
 }
 
@@ -255,7 +255,7 @@ type rawCodec struct{}
 func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(*rawMessage)
 	if !ok {
-		return nil, fmt.Errorf("transport: raw codec cannot marshal %T", v)
+		return nil, fmt.Errorf("raw codec cannot marshal %T", v)
 	}
 	return mem.BufferSlice{mem.Copy(*m, mem.DefaultBufferPool())}, nil
 }
@@ -264,7 +264,7 @@ func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
 func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	m, ok := v.(proto.Message)
 	if !ok {
-		return fmt.Errorf("transport: raw codec cannot unmarshal into %T", v)
+		return fmt.Errorf("raw codec cannot unmarshal into %T", v)
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -45,6 +48,14 @@ type httpClient struct {
 func newHTTP(cfg Config, secrets []string) *httpClient {
 	e := cfg.Endpoint
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newClientFirst(conn), nil
+	}
 	if e.TLS {
 		tr.TLSClientConfig = tlsConfig(cfg.TLS)
 	}
@@ -115,8 +126,18 @@ func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt 
 	} else {
 		req.Body = http.NoBody
 	}
+	var conn *clientFirst // plaintext only: TLS wraps it
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(i httptrace.GotConnInfo) { conn, _ = i.Conn.(*clientFirst) },
+	}))
 	resp, err := c.client.Do(req)
 	if err != nil {
+		// net/http, reading a gRPC server's settings as an answer, closes
+		// the connection, and the request's write, if it is not done,
+		// then fails on it: the error of that write is the one returned.
+		if conn != nil && conn.answeredHTTP2.Load() {
+			return answeredHTTP2.attempt("http", c.endpoint, "")
+		}
 		return c.classifyErr(err)
 	}
 	defer func() {
@@ -133,9 +154,14 @@ func (c *httpClient) send(ctx context.Context, owner *bodyOwner, n int) attempt 
 	return a
 }
 
-// success reads a 2xx answer: an ExportLogsServiceResponse, maybe a
-// partial success.
+// success reads a 2xx answer. Only a protobuf body is an
+// ExportLogsServiceResponse, maybe a partial success: any other, such as a
+// proxy's `{}` or `OK`, or an empty body with no type, says no more than
+// the status, that the records were taken. otlploghttp reads answers so.
 func (c *httpClient) success(resp *http.Response, n int) attempt {
+	if !isProtobuf(resp.Header.Get("Content-Type")) {
+		return attempt{cause: Delivered}
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
 	if err != nil {
 		// The status says the collector took the records: a retry would
@@ -151,6 +177,13 @@ func (c *httpClient) success(resp *http.Response, n int) attempt {
 	}
 	ps := r.GetPartialSuccess()
 	return partial(ps.GetRejectedLogRecords(), ps.GetErrorMessage(), n, c.secrets)
+}
+
+// isProtobuf says whether a Content-Type is OTLP/HTTP's protobuf one; its
+// parameters, if any, do not matter.
+func isProtobuf(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/x-protobuf"
 }
 
 // failure reads a non-2xx answer.
@@ -258,8 +291,60 @@ func compress(body []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// clientFirst is a connection that reads nothing until something is
+// written on it. HTTP is a protocol where the client speaks first, so it
+// holds back nothing an answer needs; what it holds back is what a gRPC
+// server sends as soon as a connection opens, its HTTP/2 settings. Read
+// then, with no request yet on the connection (net/http keeps a connection
+// whose export ended while it was dialled, and races its first request
+// with its reader), net/http would take them for an answer nobody asked
+// for and say so on the process's log, whoever owns it. Held, they are
+// read as the answer to the request, which tells the protocol mismatch.
+type clientFirst struct {
+	net.Conn
+	once    sync.Once
+	written chan struct{} // closed by the first Write, or by Close
+	sniff   sync.Once
+	// answeredHTTP2 says whether the server's first bytes were an HTTP/2
+	// SETTINGS frame, as a gRPC server's are.
+	answeredHTTP2 atomic.Bool
+}
+
+func newClientFirst(c net.Conn) *clientFirst {
+	return &clientFirst{Conn: c, written: make(chan struct{})}
+}
+
+func (c *clientFirst) open() { c.once.Do(func() { close(c.written) }) }
+
+func (c *clientFirst) Read(p []byte) (int, error) {
+	<-c.written
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(p[:n])) })
+	}
+	return n, err
+}
+
+// isSettingsFrame says whether b begins with the header of an HTTP/2
+// SETTINGS frame on stream 0: a length under 64 KiB, type 4, any flags.
+func isSettingsFrame(b []byte) bool {
+	return len(b) >= 9 && b[0] == 0 && b[3] == 4 && b[5]&0x7f == 0 && b[6] == 0 && b[7] == 0 && b[8] == 0
+}
+
+func (c *clientFirst) Write(p []byte) (int, error) {
+	c.open()
+	return c.Conn.Write(p)
+}
+
+// Close ends a Read that waits; it then fails as a closed connection's.
+func (c *clientFirst) Close() error {
+	err := c.Conn.Close()
+	c.open()
+	return err
+}
+
 // errBodyDetached is what a request body reads after its Export returned.
-var errBodyDetached = errors.New("transport: request body read after the export returned")
+var errBodyDetached = errors.New("request body read after the export returned")
 
 // bodyOwner guards a request body that every attempt reads, and that no
 // reader may touch once detach has run.

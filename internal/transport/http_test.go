@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -267,10 +268,12 @@ func TestHTTPLargeErrorBodyIsBounded(t *testing.T) {
 	checkClean(t, r.Err)
 }
 
+// A body that says it is protobuf and is not cannot be read as a partial
+// success: the export fails, once, rather than guess.
 func TestHTTPSuccessWithGarbageBody(t *testing.T) {
 	t.Parallel()
 	col := &httpCollector{handle: func(w http.ResponseWriter, _ *http.Request, _ int) {
-		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write([]byte("<html>\xff\xfe not a collector</html>"))
 	}}
 	c := newClient(t, httpConfig(col.start(t).URL))
@@ -278,6 +281,42 @@ func TestHTTPSuccessWithGarbageBody(t *testing.T) {
 	r, _ := export(c, body, 2, Normal)
 	if r.Cause != Other || r.Err == nil || r.Rejected != 2 || r.Attempts != 1 {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// A 2xx whose body is not protobuf is a delivery, as otlploghttp reads it:
+// proxies answer `200 {}` or `200 OK`, and VictoriaLogs 200 with an empty
+// body and no content type. Counting those failed would count delivered
+// records as lost, and a caller that resends them would send them twice.
+func TestHTTPSuccessWithOtherBody(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, contentType, body string
+		code                    int
+	}{
+		{"json", "application/json", "{}", http.StatusOK},
+		{"text", "text/plain; charset=utf-8", "OK", http.StatusOK},
+		{"empty, no type", "", "", http.StatusOK},
+		{"html", "text/html", "<html>\xff\xfe accepted</html>", http.StatusAccepted},
+		{"no content", "", "", http.StatusNoContent},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			col := &httpCollector{handle: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				w.Header()["Content-Type"] = nil // no sniffed type either
+				if tt.contentType != "" {
+					w.Header().Set("Content-Type", tt.contentType)
+				}
+				w.WriteHeader(tt.code)
+				_, _ = io.WriteString(w, tt.body)
+			}}
+			c := newClient(t, httpConfig(col.start(t).URL))
+			_, body := testRequest(t, 3)
+			r, _ := export(c, body, 3, Normal)
+			if r.Cause != Delivered || r.Err != nil || r.Rejected != 0 || r.Attempts != 1 || r.Status != strconv.Itoa(tt.code) {
+				t.Errorf("result %+v", r)
+			}
+		})
 	}
 }
 
