@@ -116,6 +116,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	if !c.attrCount.set {
 		p.limits.AttributeCount = otlpwire.DefaultLimits.AttributeCount
 	}
+	p.reporter = newReporter(p, c)
 	exp, err := newExporter(c, p)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		Journal:         journal,
 	})
 	metrics.observe(p.pipe)
-	p.reporter = newReporter(p, c)
+	p.reporter.start(c.warnings)
 	p.startShipper(c, exp.export)
 	return p, nil
 }

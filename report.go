@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -54,21 +55,35 @@ func lastError(err error, at time.Time) string {
 
 // reporter tells losses once per interval, from its own goroutine and
 // straight to a writer or callback: it must not go through the pipeline
-// whose losses it reports, and must never speak once per record.
+// whose losses it reports, and must never speak once per record. Every
+// line for the loss writer, whoever says it, is written by that goroutine,
+// in order: a writer that blocks (a full pipe, a stopped terminal) must
+// hold up no export, so that lines past maxQueuedLines are dropped and
+// counted rather than waited for.
 type reporter struct {
-	p        *LoggerProvider
-	interval time.Duration
-	report   func(Loss)
-	write    func(string) // a line to the loss writer; nil when reports are off
-	warned   sync.Map     // transport.Cause -> struct{}: each warned once
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	last     Stats          // touched by the reporter goroutine, then by close
-	final    *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
-	lastAt   time.Time
+	p            *LoggerProvider
+	interval     time.Duration
+	report       func(Loss)
+	write        func(string) // a line to the loss writer; nil when reports are off
+	lines        chan string  // to write, in order; nil when reports are off
+	droppedLines atomic.Uint64
+	toldDropped  uint64   // of droppedLines, those told; the goroutine's
+	warned       sync.Map // transport.Cause -> struct{}: each warned once
+	stop         chan struct{}
+	done         chan struct{}
+	once         sync.Once
+	last         Stats          // touched by the reporter goroutine, then by close
+	final        *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
+	lastAt       time.Time
 }
 
+// maxQueuedLines bounds the lines waiting for the loss writer: far more
+// than a provider says in a burst (a warning per cause, a loss per
+// interval), few enough that a stuck writer costs little memory.
+const maxQueuedLines = 64
+
+// newReporter makes the reporter, which takes lines at once and writes
+// them once started.
 func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 	r := &reporter{
 		p:        p,
@@ -82,24 +97,48 @@ func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 		r.interval = DefaultReportInterval
 	}
 	r.write = lossLine(c)
+	if r.write != nil {
+		r.lines = make(chan string, maxQueuedLines)
+	}
 	switch {
 	case r.report != nil:
 	case r.write == nil:
 		r.report = func(Loss) {}
 	default:
-		r.report = func(l Loss) { r.write(l.String()) }
+		r.report = func(l Loss) { r.writeLine(l.String()) }
 	}
-	for _, w := range c.warnings {
-		r.say("zaplens: " + w)
-	}
-	go r.run()
 	return r
 }
 
-// say writes one line to the loss writer, if there is one.
+// start tells the configuration's warnings, then runs the reporter's
+// goroutine, once the pipeline whose counts it reads is built.
+func (r *reporter) start(warnings []string) {
+	for _, w := range warnings {
+		r.say("zaplens: " + w)
+	}
+	go r.run()
+}
+
+// say queues one line for the loss writer, if there is one, and returns at
+// once: it is called on the export path.
 func (r *reporter) say(line string) {
-	if r.write != nil {
-		r.write(line)
+	if r.lines == nil {
+		return
+	}
+	select {
+	case r.lines <- line:
+	default:
+		r.droppedLines.Add(1)
+	}
+}
+
+// writeLine writes one line, on the reporter's goroutine, then tells the
+// lines dropped meanwhile once the queue has room again.
+func (r *reporter) writeLine(line string) {
+	r.write(line)
+	if n := r.droppedLines.Load(); n > r.toldDropped && len(r.lines) == 0 {
+		r.write(fmt.Sprintf("zaplens: %d messages to this writer were dropped: it did not keep up", n-r.toldDropped))
+		r.toldDropped = n
 	}
 }
 
@@ -119,10 +158,25 @@ func (r *reporter) run() {
 	for {
 		select {
 		case <-r.stop:
+			r.drain()
 			r.reportFinal()
 			return
+		case line := <-r.lines:
+			r.writeLine(line)
 		case <-t.C:
 			r.tick()
+		}
+	}
+}
+
+// drain writes the lines queued before the final report, which comes last.
+func (r *reporter) drain() {
+	for {
+		select {
+		case line := <-r.lines:
+			r.writeLine(line)
+		default:
+			return
 		}
 	}
 }

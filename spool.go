@@ -84,7 +84,7 @@ func (p *LoggerProvider) openSpool(c *providerConfig, res otlpwire.Resource) pip
 		SegmentBytes: c.spool.segmentBytes,
 		Sync:         c.spool.sync.value,
 		Resource:     res,
-		Say:          lossLine(c),
+		Say:          p.reporter.say,
 	})
 	p.spool = sp
 	if err != nil {
@@ -111,7 +111,7 @@ func (p *LoggerProvider) startShipper(c *providerConfig, export pipeline.ExportF
 		MaxBatchRecords: c.batchSize.value,
 		MaxRequestBytes: c.requestBytes.value,
 		ExportTimeout:   c.exportTimeout.value,
-		Say:             lossLine(c),
+		Say:             p.reporter.say,
 		Once:            c.spool.shipOnly,
 	})
 }
