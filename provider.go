@@ -22,12 +22,14 @@ import (
 // protobuf, queued as bytes, batched by scope and sent over OTLP/gRPC or
 // OTLP/HTTP (or printed, with the console exporter), with every record
 // counted, losses reported, and a Shutdown that keeps its deadline.
-// Build it with [NewLoggerProvider]. A provider that could not be set up,
-// or was turned off, is a no-op: its loggers are disabled and cost nothing.
+// Build it with [NewLoggerProvider]. A provider turned off is a no-op: its
+// loggers are disabled and cost nothing. One whose configuration makes
+// shipping impossible counts what it is given as dropped, and tells why.
 type LoggerProvider struct {
 	embedded.LoggerProvider
 
-	pipe     *pipeline.Pipeline // nil for a no-op provider
+	pipe     *pipeline.Pipeline // nil for a no-op or void provider
+	void     *void              // set when the configuration makes shipping impossible
 	limits   otlpwire.Limits
 	reporter *reporter
 	close    func(context.Context) error // the exporter's
@@ -52,30 +54,38 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // Options win over the environment.
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or
-// OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error; when the
-// configuration is bad (a malformed endpoint, an unreadable certificate, a
-// bad OTEL_BLRP_* value) it returns a no-op provider and an error that
-// names the setting, so that
+// OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error. A
+// variable with a bad value (a malformed endpoint, an unreadable
+// certificate, a timeout not in milliseconds) is treated as not set, as
+// the OpenTelemetry spec says, and told once on the loss writer: the
+// provider ships with the default, and no error is returned, so that a
+// typo in a deployment never turns shipping off. A configuration that
+// makes shipping impossible (an unsupported protocol, an invalid option)
+// returns an error that names the setting, with a provider that takes
+// every record, counts it dropped, says so on the loss writer while
+// records come (at most once a minute) and returns the cause from
+// Shutdown, so that
 //
 //	p, err := zaplens.NewLoggerProvider(ctx)
 //	defer p.Shutdown(ctx)
 //
-// is always safe and the program goes on logging to its own core. No
-// message quotes a header value or credentials.
+// is always safe, the program goes on logging to its own core, and a
+// program that ignores err still learns. No message quotes a header value
+// or credentials.
 //
 // Building does not connect: a collector that is down at start is retried
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
 	c := newProviderConfig(opts)
 	if err := c.resolveEnv(); err != nil {
-		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
+		return voidProvider(&c, err)
 	}
 	if c.off() {
 		return noopProvider(), nil
 	}
 	p, err := build(ctx, &c)
 	if err != nil {
-		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
+		return voidProvider(&c, err)
 	}
 	if p.spoolErr != nil {
 		return p, fmt.Errorf("zaplens: logger provider: %w", p.spoolErr)
@@ -149,7 +159,10 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 // scope's name as otel.scope.name, so that a program naming loggers after
 // unbounded values cannot grow the provider without bound.
 func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logger {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		return voidLogger{p: p}
+	case p.pipe == nil:
 		return noop.Logger{}
 	}
 	cfg := log.NewLoggerConfig(opts...)
@@ -193,7 +206,11 @@ const keyScopeName = "otel.scope.name"
 // Stats returns the counts so far; see [Stats] for what they mean. A no-op
 // provider's are all zero.
 func (p *LoggerProvider) Stats() Stats {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		n := p.void.dropped.Load()
+		return Stats{Emitted: n, Dropped: n}
+	case p.pipe == nil:
 		return Stats{}
 	}
 	s := statsOf(p.pipe.Counts())
@@ -208,7 +225,10 @@ func (p *LoggerProvider) Stats() Stats {
 // export meanwhile. A flush cut short by ctx goes on in the background,
 // bounded by the exporter's timeout, so that no record is left uncounted.
 func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		return p.void.err()
+	case p.pipe == nil:
 		return nil
 	}
 	ctx, cancel := bounded(ctx)
@@ -237,11 +257,11 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // returns the first call's result, or its own context's error if that
 // comes first.
 func (p *LoggerProvider) Shutdown(ctx context.Context) error {
-	if p.pipe == nil {
+	if p.pipe == nil && p.void == nil {
 		return nil
 	}
 	var cancel context.CancelFunc
-	if _, ok := ctx.Deadline(); !ok && p.pipe.FlushWaiting() >= time.Second {
+	if _, ok := ctx.Deadline(); !ok && p.pipe != nil && p.pipe.FlushWaiting() >= time.Second {
 		ctx, cancel = context.WithTimeout(ctx, StuckShutdownTimeout)
 	} else {
 		ctx, cancel = bounded(ctx)
@@ -266,6 +286,10 @@ func (p *LoggerProvider) Shutdown(ctx context.Context) error {
 }
 
 func (p *LoggerProvider) shutdown(ctx context.Context) error {
+	if p.void != nil {
+		p.reporter.close(ctx, nil)
+		return p.void.err()
+	}
 	shipped := p.stopShipper(ctx)
 	err := p.pipe.Shutdown(ctx)
 	shipped()

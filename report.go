@@ -183,6 +183,9 @@ func (r *reporter) drain() {
 
 // tick reports what was lost since the last tick, if anything.
 func (r *reporter) tick() {
+	if r.p.pipe == nil {
+		return // a void provider tells its drops itself
+	}
 	now := r.p.Stats()
 	l := Loss{
 		Interval: time.Since(r.lastAt),

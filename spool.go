@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -55,7 +54,7 @@ type spoolConfig struct {
 	shipOnly     bool // ShipSpool: send what the directory holds, keep no spool
 }
 
-// resolveSpool reads the spool's variables.
+// resolveSpool reads the spool's variables; a bad one is told and ignored.
 func (c *providerConfig) resolveSpool() error {
 	if !c.spool.dir.set {
 		v, _ := lookupEnv("ZAPLENS_SPOOL_DIR")
@@ -64,7 +63,7 @@ func (c *providerConfig) resolveSpool() error {
 	if c.spool.dir.value == "" {
 		return nil
 	}
-	return errors.Join(
+	return c.triage(
 		resolveInt(&c.spool.bytes, DefaultSpoolBytes, minSpoolBytes, "ZAPLENS_SPOOL_BYTES"),
 		resolveMillis(&c.spool.sync, 0, 0, "ZAPLENS_SPOOL_SYNC"),
 	)
