@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -236,11 +235,17 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	before := p.pipe.Counts()
 	err := p.pipe.Flush(ctx)
 	after := p.pipe.Counts()
-	if failed := after.Failed - before.Failed; failed > 0 {
-		_, last := p.pipe.LastFailure()
-		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, last))
+	failed := after.Failed - before.Failed
+	_, last := p.pipe.LastFailure()
+	switch {
+	case failed > 0 && err != nil:
+		return fmt.Errorf("zaplens: flush: %s failed to export: %w; then it ran out of time: %w", logRecords(failed), last, err)
+	case failed > 0:
+		return fmt.Errorf("zaplens: flush: %s failed to export: %w", logRecords(failed), last)
+	case err != nil:
+		return fmt.Errorf("zaplens: flush: %w", err)
 	}
-	return err
+	return nil
 }
 
 // Shutdown flushes the queue, stops the exporter and makes the final loss
@@ -252,7 +257,10 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // gets [StuckShutdownTimeout] instead: the program's stop is not made to
 // wait it out twice. If any record
 // was not delivered over the provider's life, its error holds a
-// [*DeliveryError] that says how many. Its loggers are disabled from then
+// [*DeliveryError] that says how many, why, and the last export error; the
+// loss writer gets only the tally (see [Loss.String]). A provider whose
+// configuration made shipping impossible returns that cause, and how many
+// records it dropped. Its loggers are disabled from then
 // on, so the bridge sends them nothing more. A later or concurrent call
 // returns the first call's result, or its own context's error if that
 // comes first.
@@ -322,16 +330,20 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // DeliveryError is the error of a Shutdown after which some records were
 // never delivered: dropped, failed, or still queued when its context ran
-// out. errors.As finds it in Shutdown's error.
+// out. errors.As finds it in Shutdown's error. The loss writer gets its
+// tally at Shutdown, without the last export error, which it was told when
+// that happened: a program that prints Shutdown's error to stderr shows the
+// cause once.
 type DeliveryError struct {
 	Stats Stats     // the counts when Shutdown ended
 	Err   error     // the latest export error, if any
 	ErrAt time.Time // when Err happened
 }
 
-// Error says how many records were not delivered, and why, in the words
-// and numbers of the final loss report.
-func (e *DeliveryError) Error() string { return undelivered(e.Stats, e.Err, e.ErrAt) }
+// Error says how many records were not delivered, and why, then the latest
+// export error, with the time it happened, so that an old one is not read
+// as the cause of the last loss.
+func (e *DeliveryError) Error() string { return tally(e.Stats) + lastError(e.Err, e.ErrAt) }
 
 // Unwrap returns the latest export error, if any.
 func (e *DeliveryError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package zaplens
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,26 +22,50 @@ type Loss struct {
 }
 
 // String is the report's one line, as written to stderr by default. The
-// final one says what DeliveryError says, in the same words and numbers.
+// final one is the tally of [DeliveryError], without its last export
+// error: that error was told on the loss writer when it first happened, and
+// Shutdown returns it, so that a program that prints Shutdown's error does
+// not show the same sentence twice, and one that does not still sees the
+// tally.
 func (l Loss) String() string {
 	if l.Final {
-		return undelivered(l.Totals, l.Err, l.ErrAt)
+		return tally(l.Totals)
 	}
-	return fmt.Sprintf("zaplens: %d log records lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
-		l.Dropped+l.Failed, l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
+	return fmt.Sprintf("zaplens: %s lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
+		logRecords(l.Dropped+l.Failed), l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
 }
 
-// undelivered is the one sentence of both the final report and a
-// DeliveryError: how many records were not delivered over the provider's
-// life, why, and the latest export error with its age, so that an old one
-// is not read as the cause of the last loss.
-func undelivered(s Stats, err error, at time.Time) string {
+// tally says how many records were not delivered over the provider's life
+// and why, naming only the reasons that apply.
+func tally(s Stats) string {
+	var why []string
+	if s.Dropped > 0 {
+		why = append(why, fmt.Sprintf("%d dropped because the queue was full", s.Dropped))
+	}
+	if s.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d failed to export", s.Failed))
+	}
+	if s.Queued > 0 {
+		why = append(why, fmt.Sprintf("%d still queued at shutdown", s.Queued))
+	}
 	kept := ""
 	if s.Kept > 0 {
 		kept = fmt.Sprintf("; %d of them kept in the spool for the next start", s.Kept)
 	}
-	return fmt.Sprintf("zaplens: %d of %d log records were not delivered over the provider's life (%d dropped because the queue was full, %d failed to export, %d still queued at shutdown)%s%s",
-		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued, kept, lastError(err, at))
+	n := s.Lost() + s.Queued
+	verb := "were"
+	if n == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("zaplens: %d of %s %s not delivered (%s)%s", n, logRecords(s.Emitted), verb, strings.Join(why, ", "), kept)
+}
+
+// logRecords is n log records, in words.
+func logRecords(n uint64) string {
+	if n == 1 {
+		return "1 log record"
+	}
+	return fmt.Sprintf("%d log records", n)
 }
 
 func lastError(err error, at time.Time) string {
