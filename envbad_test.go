@@ -29,6 +29,7 @@ func TestBadVariableIgnoredAndTold(t *testing.T) {
 		{"OTEL_SDK_DISABLED", "1", `OTEL_SDK_DISABLED="1": want true or false`, nil},
 		{"OTEL_LOGS_EXPORTER", "otlp,console", `OTEL_LOGS_EXPORTER="otlp,console": want otlp, console or none`, nil},
 		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "grpc://collector", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: ", nil},
+		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "http://admin:s3cret@collector:4317", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: ", nil},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://:4317", "OTEL_EXPORTER_OTLP_ENDPOINT: ", map[string]string{defaultPort: ""}},
 		{"OTEL_EXPORTER_OTLP_INSECURE", "yes", `OTEL_EXPORTER_OTLP_INSECURE="yes": want true or false`, nil},
 		{"OTEL_EXPORTER_OTLP_HEADERS", "token s3cret", "OTEL_EXPORTER_OTLP_HEADERS: pair 1 is not key=value", nil},
