@@ -392,10 +392,11 @@ func (b *bridge) flush() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.flushTimeout)
 	defer cancel()
-	if err := b.flushes.do(ctx, f, b.cfg.flushTimeout); err != nil {
-		return fmt.Errorf("zaplens: flush: %w", err)
+	err := b.flushes.do(ctx, f, b.cfg.flushTimeout)
+	if err == nil || strings.HasPrefix(err.Error(), "zaplens: ") {
+		return err // a LoggerProvider's says what failed already
 	}
-	return nil
+	return fmt.Errorf("zaplens: flush: %w", err)
 }
 
 type flusher interface {

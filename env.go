@@ -19,9 +19,45 @@ import (
 
 // The environment is read here rather than left to otlploggrpc and the SDK:
 // they skip a bad value with a message that may quote it (a header value, an
-// endpoint with credentials) and go on with a default, so a typo silently
-// sends logs nowhere. Every value below is validated, a bad one fails
-// NewLoggerProvider, and no message quotes a header or credential.
+// endpoint with credentials). Every value below is validated. A bad one is
+// treated as not set, as the OpenTelemetry spec says of an unparsable
+// value, and told once on the loss writer, so that a typo never turns
+// shipping off; only what makes shipping impossible (an unsupported
+// protocol, an invalid option) fails NewLoggerProvider. No message quotes
+// a header or credential.
+
+// ignoredValue is a variable's value that cannot be used: it becomes a
+// warning, and the setting keeps its default.
+type ignoredValue struct{ err error }
+
+func (e ignoredValue) Error() string { return e.err.Error() }
+
+// ignored marks err, about a variable's value, as one to warn of and go
+// on without.
+func ignored(err error) error {
+	if err == nil {
+		return nil
+	}
+	return ignoredValue{err}
+}
+
+// triage turns the ignored values among errs into warnings and returns the
+// rest, the errors that make shipping impossible.
+func (c *providerConfig) triage(errs ...error) error {
+	var fatal []error
+	for _, err := range errs {
+		switch e := err.(type) {
+		case nil:
+		case ignoredValue:
+			c.warnings = append(c.warnings, e.Error()+"; ignored, as if not set")
+		case interface{ Unwrap() []error }:
+			fatal = append(fatal, c.triage(e.Unwrap()...))
+		default:
+			fatal = append(fatal, err)
+		}
+	}
+	return errors.Join(fatal...)
+}
 
 // lookupEnv returns the first non-empty variable of keys, the signal-specific
 // one first, and its name for messages.
@@ -35,20 +71,21 @@ func lookupEnv(keys ...string) (value, key string) {
 }
 
 // resolveEnv fills every setting no option set from the environment, then
-// the defaults, and validates the result.
+// the defaults, and validates the result. A bad variable becomes a warning
+// and is treated as not set; what it returns makes shipping impossible.
 //
 // A provider that is off reads nothing more, and one that does not export
 // over OTLP ignores the OTLP variables: a leftover bad value in a setting
-// that is not used must not turn the provider off.
+// that is not used must not even be warned of.
 func (c *providerConfig) resolveEnv() error {
-	if err := c.resolveSwitches(); err != nil || c.off() {
+	if err := c.triage(c.resolveSwitches()); err != nil || c.off() {
 		return err
 	}
 	var otlp error
 	if c.exportFunc == nil && c.exporterName.value == "otlp" {
 		otlp = c.resolveOTLP()
 	}
-	return errors.Join(otlp, c.resolveBatch(), c.resolveLimits(), checkResourceEnv())
+	return c.triage(otlp, c.resolveBatch(), c.resolveLimits(), c.checkResourceEnv())
 }
 
 // off tells whether the provider is a no-op by configuration.
@@ -63,19 +100,23 @@ func (c *providerConfig) resolveSwitches() error {
 		errs = append(errs, err)
 		c.disabled.put(v)
 	}
-	from := "WithExporterName"
-	if !c.exporterName.set {
+	fromEnv := !c.exporterName.set
+	if fromEnv {
 		v, _ := lookupEnv("OTEL_LOGS_EXPORTER")
 		c.exporterName.put(v)
-		from = "OTEL_LOGS_EXPORTER"
 	}
-	c.exporterName.value = strings.ToLower(strings.TrimSpace(c.exporterName.value))
-	switch c.exporterName.value {
+	name := strings.ToLower(strings.TrimSpace(c.exporterName.value))
+	switch name {
 	case "", "otlp":
 		c.exporterName.value = "otlp"
 	case "console", "none":
+		c.exporterName.value = name
 	default:
-		errs = append(errs, fmt.Errorf("%s=%q: want otlp, console or none (one only)", from, c.exporterName.value))
+		if !fromEnv {
+			return errors.Join(append(errs, fmt.Errorf("WithExporterName(%q): want otlp, console or none", c.exporterName.value))...)
+		}
+		errs = append(errs, ignored(fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value)))
+		c.exporterName.value = "otlp"
 	}
 	return errors.Join(errs...)
 }
@@ -92,32 +133,30 @@ func envBool(keys ...string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, fmt.Errorf("%s=%q: want true or false", k, v)
+	return false, ignored(fmt.Errorf("%s=%q: want true or false", k, v))
 }
 
 func (c *providerConfig) resolveOTLP() error {
-	errs := []error{c.resolveProtocol()}
-	c.endpointFrom = "WithEndpoint"
-	if !c.endpoint.set {
-		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
-		c.endpointFrom = k
-		if v == "" {
-			v, c.endpointFrom = DefaultEndpoint, "the default endpoint"
-			if c.protocol.value == string(transport.HTTPProtobuf) {
-				v = DefaultHTTPEndpoint
-			}
-		}
-		c.endpoint.put(v)
+	if err := c.resolveProtocol(); err != nil {
+		return err // nothing can be sent: the rest does not matter
 	}
+	var errs []error
 	if !c.insecure.set {
 		v, err := envBool("OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
 		errs = append(errs, err)
 		c.insecure.value = v // not .set: an endpoint's scheme wins over it
 	}
+	c.endpointFrom = "WithEndpoint"
+	if !c.endpoint.set {
+		errs = append(errs, c.resolveEndpoint())
+	}
 	if !c.headers.set {
 		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
 		h, err := parseHeaders(k, v, c.protocol.value)
-		errs = append(errs, err)
+		errs = append(errs, ignored(err))
+		if err != nil {
+			h, k = map[string]string{}, ""
+		}
 		c.headers.put(h)
 		c.headersFrom = k
 	} else {
@@ -131,20 +170,56 @@ func (c *providerConfig) resolveOTLP() error {
 		errs = append(errs, err)
 		c.tlsConfig.put(cfg)
 	}
-	from := "WithCompression"
-	if !c.compression.set {
-		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
-		c.compression.put(v)
-		from = k
-	}
-	switch c.compression.value {
-	case "", "none", "gzip":
-	default:
-		errs = append(errs, fmt.Errorf("%s=%q: want gzip or none", from, c.compression.value))
-	}
+	errs = append(errs, c.resolveCompression())
 	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
 		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
 	return errors.Join(errs...)
+}
+
+// resolveEndpoint takes the first endpoint variable whose value parses,
+// else the protocol's default endpoint.
+func (c *providerConfig) resolveEndpoint() error {
+	var errs []error
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		v := os.Getenv(k)
+		if v == "" {
+			continue
+		}
+		if _, err := transport.ParseEndpoint(v, transport.Protocol(c.protocol.value), c.insecure.value); err != nil {
+			errs = append(errs, ignored(fmt.Errorf("%s: %w", k, err)))
+			continue
+		}
+		c.endpoint.put(v)
+		c.endpointFrom = k
+		return errors.Join(errs...)
+	}
+	v := DefaultEndpoint
+	if c.protocol.value == string(transport.HTTPProtobuf) {
+		v = DefaultHTTPEndpoint
+	}
+	c.endpoint.put(v)
+	c.endpointFrom = "the default endpoint"
+	return errors.Join(errs...)
+}
+
+// resolveCompression reads OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION: gzip or
+// none.
+func (c *providerConfig) resolveCompression() error {
+	if c.compression.set {
+		switch c.compression.value {
+		case "", "none", "gzip":
+			return nil
+		}
+		return fmt.Errorf("WithCompression(%q): want gzip or none", c.compression.value)
+	}
+	v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
+	switch v {
+	case "", "none", "gzip":
+		c.compression.put(v)
+		return nil
+	}
+	c.compression.put("")
+	return ignored(fmt.Errorf("%s=%q: want gzip or none", k, v))
 }
 
 // checkPlaintextHeaders keeps headers, which usually hold a token, off a
@@ -156,7 +231,12 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 		return nil
 	}
 	if c.endpointFrom == "the default endpoint" {
-		return fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headersFrom)
+		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headersFrom)
+		if c.headersFrom == "WithHeaders" {
+			return err
+		}
+		c.headers.value = nil
+		return c.triage(ignored(err))
 	}
 	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headersFrom, c.endpointFrom))
 	return nil
@@ -336,16 +416,19 @@ func printable(k string) string { return strconv.Quote(k) }
 
 // envTLS builds the TLS configuration from the certificate variables: the
 // CA bundle to trust, and the client certificate and key, which must come
-// together. Nil when none is set: the system roots are used.
+// together. Nil when none is set, or none could be used: the system roots
+// are used. A file that cannot be used is told and treated as not set.
 func envTLS() (*tls.Config, error) {
 	var cfg tls.Config
+	var errs []error
 	set := false
 	if path, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE"); path != "" {
 		pool, err := loadCertPool(path)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
+			errs = append(errs, ignored(fmt.Errorf("%s: %w", k, err)))
+		} else {
+			cfg.RootCAs, set = pool, true
 		}
-		cfg.RootCAs, set = pool, true
 	}
 	cert, kc := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
 	key, kk := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY")
@@ -353,16 +436,17 @@ func envTLS() (*tls.Config, error) {
 	case cert != "" && key != "":
 		pair, err := loadKeyPair(cert, key)
 		if err != nil {
-			return nil, fmt.Errorf("%s and %s: %w", kc, kk, err)
+			errs = append(errs, ignored(fmt.Errorf("%s and %s: %w", kc, kk, err)))
+		} else {
+			cfg.Certificates, set = []tls.Certificate{pair}, true
 		}
-		cfg.Certificates, set = []tls.Certificate{pair}, true
 	case cert != "" || key != "":
-		return nil, errors.New("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (or their LOGS_ forms) must be set together")
+		errs = append(errs, ignored(errors.New("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY (or their LOGS_ forms) must be set together")))
 	}
 	if !set {
-		return nil, nil
+		return nil, errors.Join(errs...)
 	}
-	return &cfg, nil
+	return &cfg, errors.Join(errs...)
 }
 
 func loadCertPool(path string) (*x509.CertPool, error) {
@@ -424,6 +508,7 @@ func readPEMFile(path string) ([]byte, error) {
 const minRequestBytes = 64 << 10
 
 func (c *providerConfig) resolveBatch() error {
+	batchOpt, queueOpt := c.batchSize.set, c.queueSize.set
 	errs := []error{
 		resolveInt(&c.queueSize, 0, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
 		resolveInt(&c.queueBytes, DefaultQueueBytes, 1024, "ZAPLENS_QUEUE_BYTES"),
@@ -432,30 +517,40 @@ func (c *providerConfig) resolveBatch() error {
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
 		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
-	// The SDK clamps a batch larger than the queue without a word; an
-	// explicit one fails. The default batch is lowered to a quarter of a
-	// record bound, the SDK's own ratio (512 of 2048): a batch the size of
-	// the queue would leave only when the queue is full, and every record
+	// The SDK clamps a batch larger than the queue without a word; with
+	// both given as options, that fails, and otherwise the variable is
+	// ignored. The default batch is lowered to a quarter of a record
+	// bound, the SDK's own ratio (512 of 2048): a batch the size of the
+	// queue would leave only when the queue is full, and every record
 	// logged while it is sent would be dropped.
 	q := c.queueSize.value // 0: only bytes bound the queue
-	switch {
-	case q > 0 && c.batchSize.set && c.batchSize.value > q:
-		errs = append(errs, fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q))
-		c.batchSize.value = q
-	case q > 0 && !c.batchSize.set:
+	if q > 0 && c.batchSize.set && c.batchSize.value > q {
+		err := fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q)
+		switch {
+		case batchOpt && queueOpt:
+			return errors.Join(append(errs, err)...)
+		case batchOpt:
+			c.queueSize, q = setting[int]{}, 0
+		default:
+			c.batchSize = setting[int]{value: DefaultBatchSize}
+		}
+		errs = append(errs, ignored(err))
+	}
+	if q > 0 && !c.batchSize.set {
 		c.batchSize.value = max(1, min(c.batchSize.value, q/4))
 	}
 	return errors.Join(errs...)
 }
 
-// checkResourceEnv refuses an OTEL_RESOURCE_ATTRIBUTES the SDK would take
+// checkResourceEnv ignores an OTEL_RESOURCE_ATTRIBUTES the SDK would take
 // half-read: a pair without "=" or with a bad percent escape, which it
 // would send undecoded and print a fragment of. Unlike headers, a blank
 // value is refused: the SDK reads it as a pair without "=". Invalid UTF-8
 // is not refused: the encoder repairs it to U+FFFD, as it does in records.
-func checkResourceEnv() error {
+func (c *providerConfig) checkResourceEnv() error {
 	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"))
-	return err
+	c.skipResourceEnv = err != nil
+	return ignored(err)
 }
 
 func (c *providerConfig) resolveLimits() error {
@@ -466,29 +561,35 @@ func (c *providerConfig) resolveLimits() error {
 }
 
 // resolveInt reads an integer setting no option set from the first set
-// variable of keys and checks it against least; the SDK would silently
-// ignore a bad one. It marks the setting set only when a value was given,
+// variable of keys and checks it against least; a bad one is ignored, and
+// an option's fails. It marks the setting set only when a value was given,
 // so that the defaults stay distinguishable.
 func resolveInt(s *setting[int], def, least int, keys ...string) error {
-	if !s.set {
-		v, k := lookupEnv(keys...)
-		if v == "" {
-			s.value = def
-			return nil
+	return resolveIntIn(s, def, least, "", keys...)
+}
+
+// resolveIntIn is resolveInt with the unit the variables are given in,
+// for messages.
+func resolveIntIn(s *setting[int], def, least int, unit string, keys ...string) error {
+	if s.set {
+		if s.value < least {
+			return fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
 		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("%s=%q: not an integer", k, v)
-		}
-		if n < least {
-			return fmt.Errorf("%s=%d: must be at least %d", k, n, least)
-		}
-		s.put(n)
 		return nil
 	}
-	if s.value < least {
-		return fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
+	s.value = def
+	v, k := lookupEnv(keys...)
+	if v == "" {
+		return nil
 	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return ignored(fmt.Errorf("%s=%q: not an integer%s", k, v, unit))
+	}
+	if n < least {
+		return ignored(fmt.Errorf("%s=%d: must be at least %d", k, n, least))
+	}
+	s.put(n)
 	return nil
 }
 
@@ -499,13 +600,13 @@ func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys
 	if s.set && s.value > 0 && ms.value == 0 {
 		ms.value = 1 // a sub-millisecond option is still a positive one
 	}
-	err := resolveInt(&ms, -1, least, keys...)
+	err := resolveIntIn(&ms, -1, least, " (milliseconds)", keys...)
 	if err == nil && ms.set && !s.set && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
 		v, k := lookupEnv(keys...)
-		err = fmt.Errorf("%s=%s: more milliseconds than a duration holds", k, v)
+		err = ignored(fmt.Errorf("%s=%s: more milliseconds than a duration holds", k, v))
+		ms.set = false
 	}
 	switch {
-	case err != nil:
 	case s.set:
 	case ms.set:
 		s.put(time.Duration(ms.value) * time.Millisecond)

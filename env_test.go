@@ -4,8 +4,6 @@ import (
 	"context"
 	"io"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -55,56 +53,6 @@ func TestParseHeaders(t *testing.T) {
 		} else if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%q: message shows the value: %v", bad, err)
 		}
-	}
-}
-
-// badConfig is each bad setting NewLoggerProvider must refuse with an error
-// naming it, a no-op provider and no panic.
-func TestBadConfigGivesErrorAndNoop(t *testing.T) {
-	dir := t.TempDir()
-	notPEM := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ key, value, want string }{
-		{"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://collector", "scheme"},
-		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "https://:4317", "no host"},
-		{"OTEL_EXPORTER_OTLP_INSECURE", "yes", "OTEL_EXPORTER_OTLP_INSECURE"},
-		{"OTEL_EXPORTER_OTLP_HEADERS", "token s3cret", "OTEL_EXPORTER_OTLP_HEADERS: pair 1"},
-		{"OTEL_EXPORTER_OTLP_CERTIFICATE", filepath.Join(dir, "missing.pem"), "OTEL_EXPORTER_OTLP_CERTIFICATE"},
-		{"OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", notPEM, "no PEM certificate"},
-		{"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", notPEM, "must be set together"},
-		{"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd", `OTEL_EXPORTER_OTLP_COMPRESSION="zstd": want gzip or none`},
-		{"OTEL_BLRP_SCHEDULE_DELAY", "9223372036854775", "more milliseconds than a duration holds"},
-		{"OTEL_EXPORTER_OTLP_TIMEOUT", "99999999999999", "more milliseconds than a duration holds"},
-		{"OTEL_EXPORTER_OTLP_TIMEOUT", "10s", "OTEL_EXPORTER_OTLP_TIMEOUT"},
-		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "not supported; use grpc or http/protobuf"},
-		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "thrift", "want grpc or http/protobuf"},
-		{"ZAPLENS_QUEUE_BYTES", "100", "ZAPLENS_QUEUE_BYTES=100"},
-		{"ZAPLENS_REQUEST_BYTES", "1000", "ZAPLENS_REQUEST_BYTES=1000"},
-		{"OTEL_BLRP_MAX_QUEUE_SIZE", "0", "OTEL_BLRP_MAX_QUEUE_SIZE=0"},
-		{"OTEL_BLRP_MAX_QUEUE_SIZE", "lots", "not an integer"},
-		{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "-5", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"},
-		{"OTEL_BLRP_SCHEDULE_DELAY", "1s", "OTEL_BLRP_SCHEDULE_DELAY"},
-		{"OTEL_BLRP_EXPORT_TIMEOUT", "0", "OTEL_BLRP_EXPORT_TIMEOUT"},
-		{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "-1", "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"},
-		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"},
-		{"OTEL_LOGS_EXPORTER", "otlp,console", "OTEL_LOGS_EXPORTER"},
-		{"OTEL_SDK_DISABLED", "1", "OTEL_SDK_DISABLED"},
-		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES: pair 2 is not key=value"},
-	} {
-		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
-			cleanEnv(t)
-			t.Setenv(tc.key, tc.value)
-			p, err := NewLoggerProvider(context.Background())
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %v, want one with %q", err, tc.want)
-			}
-			if err != nil && strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("message shows a secret: %v", err)
-			}
-			checkNoop(t, p)
-		})
 	}
 }
 
@@ -292,17 +240,30 @@ func FuzzParseHeaders(f *testing.F) {
 	})
 }
 
+// A timeout of zero (none at all) and a batch larger than the queue are
+// refused: from the environment, ignored with a warning; from options, the
+// provider ships nothing.
 func TestBoundsOnTimeoutAndQueue(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "0")
-	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil {
-		t.Error("OTEL_EXPORTER_OTLP_TIMEOUT=0 (no timeout at all) accepted")
+	var c providerConfig
+	if err := c.resolveEnv(); err != nil || c.otlpTimeout.value != DefaultOTLPTimeout || !strings.Contains(strings.Join(c.warnings, "\n"), "OTEL_EXPORTER_OTLP_TIMEOUT=0: must be at least 1") {
+		t.Errorf("OTEL_EXPORTER_OTLP_TIMEOUT=0: timeout %v, error %v, warnings %q", c.otlpTimeout.value, err, c.warnings)
 	}
 	cleanEnv(t)
 	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "100")
 	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "1000")
-	if _, err := NewLoggerProvider(context.Background(), WithLossWriter(nil)); err == nil || !strings.Contains(err.Error(), "larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE") {
-		t.Errorf("a batch larger than the queue: %v", err)
+	c = providerConfig{}
+	if err := c.resolveEnv(); err != nil || c.batchSize.value != 25 || !strings.Contains(strings.Join(c.warnings, "\n"), "larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE") {
+		t.Errorf("a batch larger than the queue: batch %d, error %v, warnings %q", c.batchSize.value, err, c.warnings)
+	}
+	cleanEnv(t)
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), WithQueueSize(100), WithBatchSize(1000))
+	if err == nil || !strings.Contains(err.Error(), "larger than queue size 100") {
+		t.Errorf("options: a batch larger than the queue: %v", err)
+	}
+	if err := p.Shutdown(context.Background()); err == nil {
+		t.Error("Shutdown of a provider that could not ship returned nil")
 	}
 }
 
@@ -418,7 +379,8 @@ func TestParsePairs(t *testing.T) {
 	}
 	cleanEnv(t)
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", " ")
-	if err := checkResourceEnv(); err == nil || !strings.Contains(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: pair 1") {
+	var c providerConfig
+	if err := c.checkResourceEnv(); err == nil || !strings.Contains(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: pair 1") || !c.skipResourceEnv {
 		t.Errorf("blank resource attributes: %v", err)
 	}
 	if h, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", " ", "grpc"); err != nil || len(h) != 0 {

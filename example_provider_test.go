@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens"
-	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -38,17 +37,17 @@ func ExampleNewLoggerProvider() {
 	// Output: emitted 2, exported 2, dropped 0, failed 0, queued 0
 }
 
-// Bad configuration never panics and never gives a nil provider: the error
-// names the setting, and the provider is a no-op.
+// A configuration that makes shipping impossible never panics and never
+// gives a nil provider: the error names the setting, and Shutdown returns
+// it again, with what it cost.
 func ExampleNewLoggerProvider_badConfig() {
 	ctx := context.Background()
 	provider, err := zaplens.NewLoggerProvider(ctx, zaplens.WithEndpoint("grpc://collector:4317"))
 	fmt.Println(err)
-	defer provider.Shutdown(ctx)
-	fmt.Println(provider.Logger("x").Enabled(ctx, log.EnabledParameters{}))
+	fmt.Println(provider.Shutdown(ctx))
 	// Output:
-	// zaplens: logger provider: WithEndpoint: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
-	// false
+	// zaplens: no log records will be shipped: WithEndpoint: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
+	// zaplens: no log records were shipped (0 dropped): WithEndpoint: endpoint "grpc://collector:4317": scheme "grpc", want http, https or none
 }
 
 // A training job bridges Info and above from rank 0 and Warn and above from

@@ -56,7 +56,7 @@ func TestExitWithoutCollector(t *testing.T) {
 			if d > tc.within {
 				t.Errorf("exited %v after its last line, want within %v; stderr:\n%s", d, tc.within, stderr)
 			}
-			if !strings.Contains(stderr, "1 of 1 log records were not delivered") {
+			if !strings.Contains(stderr, "zaplens: 1 of 1 log record was not delivered") {
 				t.Errorf("no word of the loss on stderr:\n%s", stderr)
 			}
 			t.Logf("exit %v after the last line; stderr:\n%s", d.Round(time.Millisecond), stderr)

@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -104,15 +105,34 @@ func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final boo
 
 func (x *otlpExporter) send(ctx context.Context, body []byte, n int, mode transport.Mode) (int, error) {
 	res := x.client.Export(ctx, body, n, mode)
-	if res.Err != nil {
+	switch {
+	case errors.Is(res.Err, transport.ErrClosed):
+		// Shutdown closed the client: its report tells what this cost,
+		// and there is nothing a user could do about the export.
+		res.Err = errShutDown
+	case res.Err != nil:
 		x.warn(res.Cause, res.Err, res.Cause.Hint(x.endpoint))
 	}
 	return int(res.Rejected), resultError(res)
 }
 
+// errShutDown is the error of an export that Shutdown cut short.
+var errShutDown = shutDownError{}
+
+type shutDownError struct{}
+
+func (shutDownError) Error() string { return "Shutdown closed the connection before the export ended" }
+
+// Unwrap lets errors.Is find the transport's sentinel.
+func (shutDownError) Unwrap() error { return transport.ErrClosed }
+
 // warn tells the first failure of each cause at once, with what to do
-// about it.
+// about it, if anything: a cause with no advice of its own is told bare.
 func (x *otlpExporter) warn(cause transport.Cause, err error, hint string) {
+	if cause == transport.Other && hint == transport.Other.Hint(x.endpoint) {
+		x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w", x.endpoint, err))
+		return
+	}
 	x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w; %s", x.endpoint, err, hint))
 }
 

@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -22,12 +21,14 @@ import (
 // protobuf, queued as bytes, batched by scope and sent over OTLP/gRPC or
 // OTLP/HTTP (or printed, with the console exporter), with every record
 // counted, losses reported, and a Shutdown that keeps its deadline.
-// Build it with [NewLoggerProvider]. A provider that could not be set up,
-// or was turned off, is a no-op: its loggers are disabled and cost nothing.
+// Build it with [NewLoggerProvider]. A provider turned off is a no-op: its
+// loggers are disabled and cost nothing. One whose configuration makes
+// shipping impossible counts what it is given as dropped, and tells why.
 type LoggerProvider struct {
 	embedded.LoggerProvider
 
-	pipe     *pipeline.Pipeline // nil for a no-op provider
+	pipe     *pipeline.Pipeline // nil for a no-op or void provider
+	void     *void              // set when the configuration makes shipping impossible
 	limits   otlpwire.Limits
 	reporter *reporter
 	close    func(context.Context) error // the exporter's
@@ -52,30 +53,38 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // Options win over the environment.
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or
-// OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error; when the
-// configuration is bad (a malformed endpoint, an unreadable certificate, a
-// bad OTEL_BLRP_* value) it returns a no-op provider and an error that
-// names the setting, so that
+// OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error. A
+// variable with a bad value (a malformed endpoint, an unreadable
+// certificate, a timeout not in milliseconds) is treated as not set, as
+// the OpenTelemetry spec says, and told once on the loss writer: the
+// provider ships with the default, and no error is returned, so that a
+// typo in a deployment never turns shipping off. A configuration that
+// makes shipping impossible (an unsupported protocol, an invalid option)
+// returns an error that names the setting, with a provider that takes
+// every record, counts it dropped, says so on the loss writer while
+// records come (at most once a minute) and returns the cause from
+// Shutdown, so that
 //
 //	p, err := zaplens.NewLoggerProvider(ctx)
 //	defer p.Shutdown(ctx)
 //
-// is always safe and the program goes on logging to its own core. No
-// message quotes a header value or credentials.
+// is always safe, the program goes on logging to its own core, and a
+// program that ignores err still learns. No message quotes a header value
+// or credentials.
 //
 // Building does not connect: a collector that is down at start is retried
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
 	c := newProviderConfig(opts)
 	if err := c.resolveEnv(); err != nil {
-		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
+		return voidProvider(&c, err)
 	}
 	if c.off() {
 		return noopProvider(), nil
 	}
 	p, err := build(ctx, &c)
 	if err != nil {
-		return noopProvider(), fmt.Errorf("zaplens: logger provider: %w", err)
+		return voidProvider(&c, err)
 	}
 	if p.spoolErr != nil {
 		return p, fmt.Errorf("zaplens: logger provider: %w", p.spoolErr)
@@ -116,6 +125,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	if !c.attrCount.set {
 		p.limits.AttributeCount = otlpwire.DefaultLimits.AttributeCount
 	}
+	p.reporter = newReporter(p, c)
 	exp, err := newExporter(c, p)
 	if err != nil {
 		return nil, err
@@ -137,7 +147,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		Journal:         journal,
 	})
 	metrics.observe(p.pipe)
-	p.reporter = newReporter(p, c)
+	p.reporter.start(c.warnings)
 	p.startShipper(c, exp.export)
 	return p, nil
 }
@@ -148,7 +158,10 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 // scope's name as otel.scope.name, so that a program naming loggers after
 // unbounded values cannot grow the provider without bound.
 func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logger {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		return voidLogger{p: p}
+	case p.pipe == nil:
 		return noop.Logger{}
 	}
 	cfg := log.NewLoggerConfig(opts...)
@@ -192,7 +205,11 @@ const keyScopeName = "otel.scope.name"
 // Stats returns the counts so far; see [Stats] for what they mean. A no-op
 // provider's are all zero.
 func (p *LoggerProvider) Stats() Stats {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		n := p.void.dropped.Load()
+		return Stats{Emitted: n, Dropped: n}
+	case p.pipe == nil:
 		return Stats{}
 	}
 	s := statsOf(p.pipe.Counts())
@@ -207,7 +224,10 @@ func (p *LoggerProvider) Stats() Stats {
 // export meanwhile. A flush cut short by ctx goes on in the background,
 // bounded by the exporter's timeout, so that no record is left uncounted.
 func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
-	if p.pipe == nil {
+	switch {
+	case p.void != nil:
+		return p.void.err()
+	case p.pipe == nil:
 		return nil
 	}
 	ctx, cancel := bounded(ctx)
@@ -215,11 +235,17 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 	before := p.pipe.Counts()
 	err := p.pipe.Flush(ctx)
 	after := p.pipe.Counts()
-	if failed := after.Failed - before.Failed; failed > 0 {
-		_, last := p.pipe.LastFailure()
-		err = errors.Join(err, fmt.Errorf("zaplens: %d log records failed to export: %w", failed, last))
+	failed := after.Failed - before.Failed
+	_, last := p.pipe.LastFailure()
+	switch {
+	case failed > 0 && err != nil:
+		return fmt.Errorf("zaplens: flush: %s failed to export: %w; then it ran out of time: %w", logRecords(failed), last, err)
+	case failed > 0:
+		return fmt.Errorf("zaplens: flush: %s failed to export: %w", logRecords(failed), last)
+	case err != nil:
+		return fmt.Errorf("zaplens: flush: %w", err)
 	}
-	return err
+	return nil
 }
 
 // Shutdown flushes the queue, stops the exporter and makes the final loss
@@ -231,16 +257,19 @@ func (p *LoggerProvider) ForceFlush(ctx context.Context) error {
 // gets [StuckShutdownTimeout] instead: the program's stop is not made to
 // wait it out twice. If any record
 // was not delivered over the provider's life, its error holds a
-// [*DeliveryError] that says how many. Its loggers are disabled from then
+// [*DeliveryError] that says how many, why, and the last export error; the
+// loss writer gets only the tally (see [Loss.String]). A provider whose
+// configuration made shipping impossible returns that cause, and how many
+// records it dropped. Its loggers are disabled from then
 // on, so the bridge sends them nothing more. A later or concurrent call
 // returns the first call's result, or its own context's error if that
 // comes first.
 func (p *LoggerProvider) Shutdown(ctx context.Context) error {
-	if p.pipe == nil {
+	if p.pipe == nil && p.void == nil {
 		return nil
 	}
 	var cancel context.CancelFunc
-	if _, ok := ctx.Deadline(); !ok && p.pipe.FlushWaiting() >= time.Second {
+	if _, ok := ctx.Deadline(); !ok && p.pipe != nil && p.pipe.FlushWaiting() >= time.Second {
 		ctx, cancel = context.WithTimeout(ctx, StuckShutdownTimeout)
 	} else {
 		ctx, cancel = bounded(ctx)
@@ -265,6 +294,10 @@ func (p *LoggerProvider) Shutdown(ctx context.Context) error {
 }
 
 func (p *LoggerProvider) shutdown(ctx context.Context) error {
+	if p.void != nil {
+		p.reporter.close(ctx, nil)
+		return p.void.err()
+	}
 	shipped := p.stopShipper(ctx)
 	err := p.pipe.Shutdown(ctx)
 	shipped()
@@ -297,16 +330,20 @@ func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // DeliveryError is the error of a Shutdown after which some records were
 // never delivered: dropped, failed, or still queued when its context ran
-// out. errors.As finds it in Shutdown's error.
+// out. errors.As finds it in Shutdown's error. The loss writer gets its
+// tally at Shutdown, without the last export error, which it was told when
+// that happened: a program that prints Shutdown's error to stderr shows the
+// cause once.
 type DeliveryError struct {
 	Stats Stats     // the counts when Shutdown ended
 	Err   error     // the latest export error, if any
 	ErrAt time.Time // when Err happened
 }
 
-// Error says how many records were not delivered, and why, in the words
-// and numbers of the final loss report.
-func (e *DeliveryError) Error() string { return undelivered(e.Stats, e.Err, e.ErrAt) }
+// Error says how many records were not delivered, and why, then the latest
+// export error, with the time it happened, so that an old one is not read
+// as the cause of the last loss.
+func (e *DeliveryError) Error() string { return tally(e.Stats) + lastError(e.Err, e.ErrAt) }
 
 // Unwrap returns the latest export error, if any.
 func (e *DeliveryError) Unwrap() error { return e.Err }

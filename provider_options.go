@@ -97,7 +97,10 @@ type providerConfig struct {
 	attrCount     setting[int]
 	attrValueLen  setting[int]
 	warnings      []string // told once through the loss writer at start
-	spool         spoolConfig
+	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
+	// resource: its value could not be read.
+	skipResourceEnv bool
+	spool           spoolConfig
 
 	exportFunc     pipeline.ExportFunc // tests: replaces otlp and console
 	consoleWriter  io.Writer

@@ -3,7 +3,9 @@ package zaplens
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,26 +22,50 @@ type Loss struct {
 }
 
 // String is the report's one line, as written to stderr by default. The
-// final one says what DeliveryError says, in the same words and numbers.
+// final one is the tally of [DeliveryError], without its last export
+// error: that error was told on the loss writer when it first happened, and
+// Shutdown returns it, so that a program that prints Shutdown's error does
+// not show the same sentence twice, and one that does not still sees the
+// tally.
 func (l Loss) String() string {
 	if l.Final {
-		return undelivered(l.Totals, l.Err, l.ErrAt)
+		return tally(l.Totals)
 	}
-	return fmt.Sprintf("zaplens: %d log records lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
-		l.Dropped+l.Failed, l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
+	return fmt.Sprintf("zaplens: %s lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
+		logRecords(l.Dropped+l.Failed), l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
 }
 
-// undelivered is the one sentence of both the final report and a
-// DeliveryError: how many records were not delivered over the provider's
-// life, why, and the latest export error with its age, so that an old one
-// is not read as the cause of the last loss.
-func undelivered(s Stats, err error, at time.Time) string {
+// tally says how many records were not delivered over the provider's life
+// and why, naming only the reasons that apply.
+func tally(s Stats) string {
+	var why []string
+	if s.Dropped > 0 {
+		why = append(why, fmt.Sprintf("%d dropped because the queue was full", s.Dropped))
+	}
+	if s.Failed > 0 {
+		why = append(why, fmt.Sprintf("%d failed to export", s.Failed))
+	}
+	if s.Queued > 0 {
+		why = append(why, fmt.Sprintf("%d still queued at shutdown", s.Queued))
+	}
 	kept := ""
 	if s.Kept > 0 {
 		kept = fmt.Sprintf("; %d of them kept in the spool for the next start", s.Kept)
 	}
-	return fmt.Sprintf("zaplens: %d of %d log records were not delivered over the provider's life (%d dropped because the queue was full, %d failed to export, %d still queued at shutdown)%s%s",
-		s.Lost()+s.Queued, s.Emitted, s.Dropped, s.Failed, s.Queued, kept, lastError(err, at))
+	n := s.Lost() + s.Queued
+	verb := "were"
+	if n == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("zaplens: %d of %s %s not delivered (%s)%s", n, logRecords(s.Emitted), verb, strings.Join(why, ", "), kept)
+}
+
+// logRecords is n log records, in words.
+func logRecords(n uint64) string {
+	if n == 1 {
+		return "1 log record"
+	}
+	return fmt.Sprintf("%d log records", n)
 }
 
 func lastError(err error, at time.Time) string {
@@ -54,21 +80,35 @@ func lastError(err error, at time.Time) string {
 
 // reporter tells losses once per interval, from its own goroutine and
 // straight to a writer or callback: it must not go through the pipeline
-// whose losses it reports, and must never speak once per record.
+// whose losses it reports, and must never speak once per record. Every
+// line for the loss writer, whoever says it, is written by that goroutine,
+// in order: a writer that blocks (a full pipe, a stopped terminal) must
+// hold up no export, so that lines past maxQueuedLines are dropped and
+// counted rather than waited for.
 type reporter struct {
-	p        *LoggerProvider
-	interval time.Duration
-	report   func(Loss)
-	write    func(string) // a line to the loss writer; nil when reports are off
-	warned   sync.Map     // transport.Cause -> struct{}: each warned once
-	stop     chan struct{}
-	done     chan struct{}
-	once     sync.Once
-	last     Stats          // touched by the reporter goroutine, then by close
-	final    *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
-	lastAt   time.Time
+	p            *LoggerProvider
+	interval     time.Duration
+	report       func(Loss)
+	write        func(string) // a line to the loss writer; nil when reports are off
+	lines        chan string  // to write, in order; nil when reports are off
+	droppedLines atomic.Uint64
+	toldDropped  uint64   // of droppedLines, those told; the goroutine's
+	warned       sync.Map // transport.Cause -> struct{}: each warned once
+	stop         chan struct{}
+	done         chan struct{}
+	once         sync.Once
+	last         Stats          // touched by the reporter goroutine, then by close
+	final        *DeliveryError // set by close before the goroutine reads it; nil: nothing lost
+	lastAt       time.Time
 }
 
+// maxQueuedLines bounds the lines waiting for the loss writer: far more
+// than a provider says in a burst (a warning per cause, a loss per
+// interval), few enough that a stuck writer costs little memory.
+const maxQueuedLines = 64
+
+// newReporter makes the reporter, which takes lines at once and writes
+// them once started.
 func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 	r := &reporter{
 		p:        p,
@@ -82,24 +122,48 @@ func newReporter(p *LoggerProvider, c *providerConfig) *reporter {
 		r.interval = DefaultReportInterval
 	}
 	r.write = lossLine(c)
+	if r.write != nil {
+		r.lines = make(chan string, maxQueuedLines)
+	}
 	switch {
 	case r.report != nil:
 	case r.write == nil:
 		r.report = func(Loss) {}
 	default:
-		r.report = func(l Loss) { r.write(l.String()) }
+		r.report = func(l Loss) { r.writeLine(l.String()) }
 	}
-	for _, w := range c.warnings {
-		r.say("zaplens: " + w)
-	}
-	go r.run()
 	return r
 }
 
-// say writes one line to the loss writer, if there is one.
+// start tells the configuration's warnings, then runs the reporter's
+// goroutine, once the pipeline whose counts it reads is built.
+func (r *reporter) start(warnings []string) {
+	for _, w := range warnings {
+		r.say("zaplens: " + w)
+	}
+	go r.run()
+}
+
+// say queues one line for the loss writer, if there is one, and returns at
+// once: it is called on the export path.
 func (r *reporter) say(line string) {
-	if r.write != nil {
-		r.write(line)
+	if r.lines == nil {
+		return
+	}
+	select {
+	case r.lines <- line:
+	default:
+		r.droppedLines.Add(1)
+	}
+}
+
+// writeLine writes one line, on the reporter's goroutine, then tells the
+// lines dropped meanwhile once the queue has room again.
+func (r *reporter) writeLine(line string) {
+	r.write(line)
+	if n := r.droppedLines.Load(); n > r.toldDropped && len(r.lines) == 0 {
+		r.write(fmt.Sprintf("zaplens: %d messages to this writer were dropped: it did not keep up", n-r.toldDropped))
+		r.toldDropped = n
 	}
 }
 
@@ -119,16 +183,34 @@ func (r *reporter) run() {
 	for {
 		select {
 		case <-r.stop:
+			r.drain()
 			r.reportFinal()
 			return
+		case line := <-r.lines:
+			r.writeLine(line)
 		case <-t.C:
 			r.tick()
 		}
 	}
 }
 
+// drain writes the lines queued before the final report, which comes last.
+func (r *reporter) drain() {
+	for {
+		select {
+		case line := <-r.lines:
+			r.writeLine(line)
+		default:
+			return
+		}
+	}
+}
+
 // tick reports what was lost since the last tick, if anything.
 func (r *reporter) tick() {
+	if r.p.pipe == nil {
+		return // a void provider tells its drops itself
+	}
 	now := r.p.Stats()
 	l := Loss{
 		Interval: time.Since(r.lastAt),

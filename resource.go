@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -35,7 +36,7 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 		resource.WithProcessRuntimeName(),
 		resource.WithProcessRuntimeVersion(),
 		resource.WithAttributes(rankAttributes()...),
-		resource.WithFromEnv(),
+		fromEnv(c),
 		resource.WithAttributes(optionAttributes(c)...),
 	)
 	if errors.Is(err, resource.ErrPartialResource) {
@@ -54,6 +55,18 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 			semconv.ServiceName("unknown_service:"+filepath.Base(os.Args[0]))))
 	}
 	return res, err
+}
+
+// fromEnv reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, or only
+// the first when the second could not be read and is ignored.
+func fromEnv(c *providerConfig) resource.Option {
+	if !c.skipResourceEnv {
+		return resource.WithFromEnv()
+	}
+	if name := strings.TrimSpace(os.Getenv("OTEL_SERVICE_NAME")); name != "" {
+		return resource.WithAttributes(semconv.ServiceName(name))
+	}
+	return resource.WithAttributes()
 }
 
 func rankAttributes() []attribute.KeyValue {

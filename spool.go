@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -55,7 +54,7 @@ type spoolConfig struct {
 	shipOnly     bool // ShipSpool: send what the directory holds, keep no spool
 }
 
-// resolveSpool reads the spool's variables.
+// resolveSpool reads the spool's variables; a bad one is told and ignored.
 func (c *providerConfig) resolveSpool() error {
 	if !c.spool.dir.set {
 		v, _ := lookupEnv("ZAPLENS_SPOOL_DIR")
@@ -64,7 +63,7 @@ func (c *providerConfig) resolveSpool() error {
 	if c.spool.dir.value == "" {
 		return nil
 	}
-	return errors.Join(
+	return c.triage(
 		resolveInt(&c.spool.bytes, DefaultSpoolBytes, minSpoolBytes, "ZAPLENS_SPOOL_BYTES"),
 		resolveMillis(&c.spool.sync, 0, 0, "ZAPLENS_SPOOL_SYNC"),
 	)
@@ -84,7 +83,7 @@ func (p *LoggerProvider) openSpool(c *providerConfig, res otlpwire.Resource) pip
 		SegmentBytes: c.spool.segmentBytes,
 		Sync:         c.spool.sync.value,
 		Resource:     res,
-		Say:          lossLine(c),
+		Say:          p.reporter.say,
 	})
 	p.spool = sp
 	if err != nil {
@@ -111,7 +110,7 @@ func (p *LoggerProvider) startShipper(c *providerConfig, export pipeline.ExportF
 		MaxBatchRecords: c.batchSize.value,
 		MaxRequestBytes: c.requestBytes.value,
 		ExportTimeout:   c.exportTimeout.value,
-		Say:             lossLine(c),
+		Say:             p.reporter.say,
 		Once:            c.spool.shipOnly,
 	})
 }

@@ -307,12 +307,40 @@ func TestProviderEnvResourceAndLimits(t *testing.T) {
 // no-op provider it returns delivers nothing and breaks nothing.
 func TestProviderEnvBad(t *testing.T) {
 	r := StartReceiver(t)
+	// A value that cannot be read is ignored, as if not set, with one
+	// warning naming the variable: the provider ships with the default.
 	for _, kv := range [][2]string{
 		{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "grpc://" + r.Endpoint()},
 		{"OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem"},
 		{"OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer s3cret"},
 		{"OTEL_BLRP_MAX_QUEUE_SIZE", "-1"},
 		{"OTEL_BLRP_SCHEDULE_DELAY", "soon"},
+	} {
+		t.Run(kv[0], func(t *testing.T) {
+			provCleanEnv(t)
+			r.Reset()
+			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
+			t.Setenv(kv[0], kv[1])
+			var w strings.Builder
+			p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(&w))
+			if err != nil {
+				t.Errorf("error %v, want none: the value is ignored", err)
+			}
+			provLog(p, 10)
+			if err := p.Shutdown(context.Background()); err != nil || r.Count() != 10 {
+				t.Errorf("shutdown %v, received %d of 10", err, r.Count())
+			}
+			if !strings.Contains(w.String(), "zaplens: "+kv[0]) || !strings.Contains(w.String(), "ignored, as if not set") {
+				t.Errorf("loss writer has %q, want a warning naming %s", w.String(), kv[0])
+			}
+			if strings.Contains(w.String(), "s3cret") {
+				t.Errorf("the warning shows the header: %q", w.String())
+			}
+		})
+	}
+	// A protocol zaplens does not speak makes shipping impossible: the
+	// error names it, nothing is sent, and Shutdown says so again.
+	for _, kv := range [][2]string{
 		{"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
 		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc/protobuf"},
 	} {
@@ -321,16 +349,13 @@ func TestProviderEnvBad(t *testing.T) {
 			r.Reset()
 			t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.URL())
 			t.Setenv(kv[0], kv[1])
-			p, err := zaplens.NewLoggerProvider(context.Background())
+			p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(nil))
 			if err == nil || !strings.Contains(err.Error(), kv[0]) {
 				t.Errorf("error %v, want one naming %s", err, kv[0])
 			}
-			if err != nil && strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("the error shows the header: %v", err)
-			}
 			provLog(p, 10)
-			if err := p.Shutdown(context.Background()); err != nil || r.Count() != 0 {
-				t.Errorf("no-op provider: shutdown %v, received %d", err, r.Count())
+			if err := p.Shutdown(context.Background()); err == nil || !strings.Contains(err.Error(), kv[0]) || r.Count() != 0 {
+				t.Errorf("shutdown %v, received %d; want the error again and nothing sent", err, r.Count())
 			}
 		})
 	}

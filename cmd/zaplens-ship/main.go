@@ -57,7 +57,7 @@ func run(args []string) int {
 	st, err := zaplens.ShipSpool(ctx, dir)
 	fmt.Printf("zaplens-ship: %s: %s (%v)\n", dir, st, time.Since(start).Round(time.Millisecond))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "zaplens-ship:", err)
+		fmt.Fprintln(os.Stderr, err) // it says "zaplens: ship DIR: ..." already
 		return 1
 	}
 	return 0
