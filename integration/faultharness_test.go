@@ -24,7 +24,7 @@ package integration
 //	go test -run '^TestFaultHarness$' -v .                      # short: 6 rounds, well under a minute
 //	ZAPLENS_FAULTS=long go test -run '^TestFaultHarness$' -v -timeout 30m .
 //	  ZAPLENS_FAULTS_DURATION=10m (default 5m) or ZAPLENS_FAULTS_ROUNDS=n; ZAPLENS_FAULTS_SEED=n replays a run;
-//	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200) draws only those faults
+//	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
 
 import (
 	"bufio"
@@ -98,8 +98,8 @@ func readFaultSettings() faultMode {
 	}
 	if v := os.Getenv("ZAPLENS_FAULTS_KINDS"); v != "" {
 		for k := range strings.SplitSeq(v, ",") {
-			if !slices.Contains([]string{"down", "slow", "refuse", "empty200"}, k) {
-				errs = append(errs, "ZAPLENS_FAULTS_KINDS: "+k+" is not down, slow, refuse or empty200")
+			if !slices.Contains([]string{"down", "slow", "refuse", "empty200", "json200"}, k) {
+				errs = append(errs, "ZAPLENS_FAULTS_KINDS: "+k+" is not down, slow, refuse, empty200 or json200")
 			}
 			m.kinds = append(m.kinds, k)
 		}
@@ -117,7 +117,7 @@ const (
 	faultBatch         = 1024
 	faultScheduleDelay = 200 * time.Millisecond
 	faultTail          = 3 * time.Second // the collector up, at the end of each round
-	faultFinalLines    = 100             // per goroutine, twice: the final child's
+	faultFinalLines    = 100             // per goroutine, four times: the final child's
 )
 
 // faultRetryWait is the longest wait an export's retry can still have to
@@ -136,7 +136,7 @@ func faultRetryWait(d time.Duration) time.Duration {
 
 // faultPhase is one state of the collector, applied at At.
 type faultPhase struct {
-	Kind string // up, down, slow, refuse (the next request gets 400), empty200
+	Kind string // up, down, slow, refuse (the next request gets 400), empty200, json200 (HTTP: stored, then 200 with an empty body, or "{}")
 	At   time.Time
 	D    time.Duration // planned length
 }
@@ -157,6 +157,7 @@ type faultRound struct {
 	progress faultProgress
 	stderr   string
 	report   *faultChildReport // the final child's
+	odd200   int64             // answers 200 with an empty or JSON body
 }
 
 func (r *faultRound) String() string {
@@ -247,7 +248,7 @@ func (h *faultHarness) apply(p *faultPhase) {
 	p.At = time.Now()
 	h.led.setSlow(0)
 	h.led.disarm()
-	h.front.empty.Store(false)
+	h.front.answer.Store(frontForward)
 	switch p.Kind {
 	case "down":
 		h.front.down()
@@ -258,7 +259,9 @@ func (h *faultHarness) apply(p *faultPhase) {
 	case "refuse":
 		h.led.arm()
 	case "empty200":
-		h.front.empty.Store(true)
+		h.front.answer.Store(frontEmpty)
+	case "json200":
+		h.front.answer.Store(frontJSON)
 	}
 	h.r.Start(h.t)
 	h.front.up(h.t)
@@ -267,10 +270,10 @@ func (h *faultHarness) apply(p *faultPhase) {
 // plan draws a round's collector phases: one to three faults with short
 // spells of health between them, then a tail long enough to see the
 // lines logged after an outage delivered.
-func (h *faultHarness) plan(proto Proto) []faultPhase {
+func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
 	kinds := []string{"down", "slow", "refuse"}
 	if proto == HTTP {
-		kinds = append(kinds, "empty200")
+		kinds = append(kinds, "empty200", "json200")
 	}
 	if h.mode.kinds != nil {
 		kinds = slices.DeleteFunc(kinds, func(k string) bool { return !slices.Contains(h.mode.kinds, k) })
@@ -278,9 +281,15 @@ func (h *faultHarness) plan(proto Proto) []faultPhase {
 	if len(kinds) == 0 {
 		kinds = []string{"up"} // empty200 alone, over gRPC
 	}
+	// The first fault goes round every kind, so that a short run sees each.
+	first := []string{"down", "refuse", "empty200", "json200", "slow", "refuse"}[round%6]
+	if !slices.Contains(kinds, first) {
+		first = kinds[h.rng.IntN(len(kinds))]
+	}
 	var ph []faultPhase
 	for n := 1 + h.rng.IntN(3); n > 0; n-- {
-		ph = append(ph, faultPhase{Kind: kinds[h.rng.IntN(len(kinds))], D: 200*time.Millisecond + h.dur(800*time.Millisecond)})
+		ph = append(ph, faultPhase{Kind: first, D: 200*time.Millisecond + h.dur(800*time.Millisecond)})
+		first = kinds[h.rng.IntN(len(kinds))]
 		ph = append(ph, faultPhase{Kind: "up", D: 100*time.Millisecond + h.dur(300*time.Millisecond)})
 	}
 	ph[len(ph)-1].D = faultTail
@@ -293,7 +302,7 @@ func (h *faultHarness) round(i int) {
 	if h.mode.long {
 		rd.burst = []int{200, 1000, 5000, 20000}[h.rng.IntN(4)]
 	}
-	rd.phases = h.plan(rd.proto)
+	rd.phases = h.plan(i, rd.proto)
 	h.rounds = append(h.rounds, rd)
 	if rd.starved && h.mode.long {
 		h.startSpinners()
@@ -308,6 +317,8 @@ func (h *faultHarness) round(i int) {
 	c := h.startChild(rd, false)
 	c.expect("ready")
 	rd.started = time.Now()
+	odd := h.front.emptied.Load()
+	defer func() { rd.odd200 = h.front.emptied.Load() - odd }()
 	for k := range rd.phases {
 		left := killAt - time.Since(rd.started)
 		if left <= 0 {
@@ -336,28 +347,34 @@ func (h *faultHarness) round(i int) {
 	t.Logf("%v: %d lines logged; %s", rd, logged, st)
 }
 
-// final is the last child: through an outage it logs, its ForceFlush
-// fails, the collector comes back, it logs more, and once every line of
-// every round has arrived it shuts down cleanly. Then a ShipSpool on the
-// directory must send nothing again.
+// final is the last child. Through an outage it logs (A), its ForceFlush
+// fails, the collector comes back, it logs more (B); once every line of
+// every round and B have arrived, one more outage: it logs (C), its
+// ForceFlush fails, the collector comes back, it logs (D) and shuts down
+// at once, so that Shutdown sends D. Then a ShipSpool on the directory
+// must send nothing again. A and C may be failed by the flushes: counted,
+// and told by Shutdown's error (the README's exports that fail for good).
 func (h *faultHarness) final() {
 	t := h.t
-	rd := &faultRound{i: len(h.rounds), proto: protos[h.rng.IntN(2)], starved: h.rng.IntN(2) == 0, burst: 100}
+	rd := &faultRound{i: len(h.rounds), proto: protos[h.rng.IntN(2)], starved: h.rng.IntN(2) == 0, burst: faultFinalLines}
 	h.rounds = append(h.rounds, rd)
-	rd.phases = []faultPhase{{Kind: "down"}, {Kind: "up"}}
+	rd.phases = []faultPhase{{Kind: "down"}, {Kind: "up"}, {Kind: "down"}, {Kind: "up"}}
 	h.apply(&rd.phases[0])
 	c := h.startChild(rd, true)
 	c.expect("ready")
 	rd.started = time.Now()
-	c.send(fmt.Sprint("log ", faultFinalLines))
-	c.expect("logged")
-	c.send("flush")
-	flushed := c.expect("flushed ")
-	h.apply(&rd.phases[1])
-	rd.phases[0].D = rd.phases[1].At.Sub(rd.phases[0].At)
-	c.send(fmt.Sprint("log ", faultFinalLines))
-	c.expect("logged")
-	t.Logf("final child: ForceFlush with the collector down: %s; collector back after %v", flushed, rd.phases[0].D.Round(time.Millisecond))
+	outage := func(k int) string {
+		c.send(fmt.Sprint("log ", faultFinalLines))
+		c.expect("logged")
+		c.send("flush")
+		flushed := c.expect("flushed ")
+		h.apply(&rd.phases[k+1])
+		rd.phases[k].D = rd.phases[k+1].At.Sub(rd.phases[k].At)
+		c.send(fmt.Sprint("log ", faultFinalLines))
+		c.expect("logged")
+		return fmt.Sprintf("ForceFlush with the collector down: %s; collector back after %v", flushed, rd.phases[k].D.Round(time.Millisecond))
+	}
+	t.Logf("final child, first outage: %s", outage(0))
 
 	// Wait for everything the rounds logged, generously: a shipper that
 	// backed off through the outages may wait up to 30s before it tries again.
@@ -387,6 +404,8 @@ func (h *faultHarness) final() {
 		t.Errorf("with the collector up, %d lines logged before a kill or by the final child had not arrived after %v, none for the last %v",
 			last, time.Since(rd.phases[1].At).Round(time.Second), time.Since(lastAt).Round(time.Second))
 	}
+	h.apply(&rd.phases[2])
+	t.Logf("final child, second outage: %s; then Shutdown at once", outage(2))
 	c.send("shutdown")
 	var rep faultChildReport
 	if err := json.Unmarshal([]byte(c.expect("report ")), &rep); err != nil {
@@ -438,12 +457,18 @@ func (h *faultHarness) check() {
 		tot.missing += c.missing
 		tot.refused += c.refused
 		tot.dups += c.dups
-		if rep := rd.report; rep != nil && c.missing > 0 && uint64(c.missing) <= rep.Stats.Lost() && strings.Contains(rep.ShutdownErr, "not delivered") {
-			// Failed by the ForceFlush during the outage: counted, and told by
+		if rep := rd.report; rep != nil && c.missing > 0 {
+			// The final child's lines logged during its outages (A, C) may
+			// have been failed by its ForceFlushes: counted, and told by
 			// Shutdown's error (the README: exports that fail for good).
-			tot.told += c.missing
-			tot.missing -= c.missing
-			c.missing = 0
+			// Those logged with the collector up (B, D) must arrive.
+			all := slices.Repeat([]uint64{faultFinalLines}, faultGoroutines)
+			flushed := h.led.missing(rd.i, 0, all) + h.led.missing(rd.i, 2*faultFinalLines, slices.Repeat([]uint64{3 * faultFinalLines}, faultGoroutines))
+			if uint64(flushed) <= rep.Stats.Lost() && strings.Contains(rep.ShutdownErr, "not delivered") {
+				tot.told += flushed
+				tot.missing -= flushed
+				c.missing -= flushed
+			}
 		}
 		if c.missing > 0 {
 			t.Errorf("%v: %d of %d lines whose logging call had returned never arrived and were not refused by the collector (first: g%d seq %d); %s",
@@ -461,7 +486,7 @@ func (h *faultHarness) check() {
 				kills++
 			}
 		}
-		if c.dups > kills*faultBatch {
+		if kills > 0 && c.dups > kills*faultBatch {
 			t.Errorf("%v: %d lines arrived twice or more (%d copies too many), over %d kills' worth of one request (%d records each); %s",
 				rd, c.dupLines, c.dups, kills, faultBatch, h.childState(rd))
 		}
@@ -488,16 +513,18 @@ func (h *faultHarness) check() {
 		t.Errorf("the collector refused, with 400 / InvalidArgument, %d requests carrying lines it had refused before: a batch refused for good was sent again (more than once per kill, %d kills)", tot.repeatRefusals, tot.kills)
 	}
 	h.checkRefusalsTold(refusals)
+	// After a clean Shutdown only what it said it kept (what a failed
+	// ForceFlush could not send) is left, and nothing is sent twice.
 	if a := h.afterShutdown; a.dupCopies > 0 {
-		t.Errorf("after the final child's clean Shutdown, a ShipSpool on the directory sent %d records again (%d of them the final child's own); ShipSpool: %v (%v)",
-			a.dupCopies, a.runCopies[final.i], h.shipStats, h.shipErr)
+		t.Errorf("after the final child's clean Shutdown, a ShipSpool on the directory sent again %d records that had arrived (of %d it sent, %d of the final child's); ShipSpool: %v (%v)",
+			a.dupCopies, a.copies, a.runCopies[final.i], h.shipStats, h.shipErr)
 	}
-	if h.shipErr != nil || h.shipStats.Found > 0 {
-		t.Errorf("after the final child's clean Shutdown, ShipSpool found %v (%v); want nothing left", h.shipStats, h.shipErr)
+	if kept := final.report.Stats.Kept; h.shipErr != nil || h.shipStats.Found > kept {
+		t.Errorf("after the final child's clean Shutdown, which kept %d records, ShipSpool found %v (%v); want at most those", kept, h.shipStats, h.shipErr)
 	}
 	emptied := h.front.emptied.Load()
 	t.Logf("fault harness: %d rounds (%d CPU-starved, %d SIGKILLs), %d lines logged, %d arrived, %d lost, %d failed and told, %d refused by the collector (%d requests, %d of them re-sent), "+
-		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d re-sent after the clean Shutdown, %d answers 200 with an empty body; worst delivery after an outage %v%s",
+		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d re-sent after the clean Shutdown, %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s",
 		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
 		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote)
 }
@@ -545,10 +572,10 @@ func (h *faultHarness) checkChild(rd *faultRound) {
 	if rep := rd.report; rep != nil {
 		st := rep.Stats
 		// Only what was logged before the collector came back can have
-		// failed (the ForceFlush during the outage).
-		if st.Emitted != 2*faultFinalLines*faultGoroutines || st.Queued != 0 || st.Lost() > faultFinalLines*faultGoroutines {
-			t.Errorf("%v: after a clean Shutdown with the collector up, stats %+v: want %d emitted, none queued, at most the %d logged during the outage failed",
-				rd, st, 2*faultFinalLines*faultGoroutines, faultFinalLines*faultGoroutines)
+		// failed (the ForceFlushes during the outages).
+		if st.Emitted != 4*faultFinalLines*faultGoroutines || st.Queued != 0 || st.Lost() > 2*faultFinalLines*faultGoroutines {
+			t.Errorf("%v: after a clean Shutdown with the collector up, stats %+v: want %d emitted, none queued, at most the %d logged during the outages failed",
+				rd, st, 4*faultFinalLines*faultGoroutines, 2*faultFinalLines*faultGoroutines)
 		}
 		if st.Recovered != st.RecoveredExported+st.RecoveredFailed {
 			t.Errorf("%v: after a clean Shutdown with the collector up, %d of the %d records it recovered were neither delivered nor counted failed (exported %d, failed %d)",
@@ -622,6 +649,14 @@ func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
 		}
 		if got := s.Failed + s.RecoveredFailed; got < uint64(n) {
 			h.t.Errorf("%v: the collector refused %d lines for good; the child counts %d failed (Failed %d + RecoveredFailed %d)", rd, n, got, s.Failed, s.RecoveredFailed)
+		}
+	}
+	// Nothing else fails in a killed child: its outages are far shorter
+	// than the OTLP timeout, and a 200, whatever its body, is a delivery.
+	for _, rd := range h.rounds {
+		if s := rd.progress.Snap; s != nil && rd.report == nil && s.Failed+s.RecoveredFailed > uint64(refused[rd.i]) {
+			h.t.Errorf("%v: the child counts %d failed (Failed %d + RecoveredFailed %d), but the collector refused only %d lines; it answered 200 with an empty or JSON body %d times this round",
+				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, refused[rd.i], rd.odd200)
 		}
 	}
 }
@@ -776,13 +811,13 @@ func (h *faultHarness) stopSpinners() {
 
 // faultFront is an OTLP/HTTP front for the receiver that can go down
 // (connection refused) and come back on the same port, and can answer 200
-// with an empty body and no content type after the receiver stored the
-// request, as some backends and proxies do.
+// with an empty body and no content type (VictoriaLogs) or with "{}" as
+// application/json (some proxies) after the receiver stored the request.
 type faultFront struct {
 	addr    string
 	proxy   *httputil.ReverseProxy
-	empty   atomic.Bool
-	emptied atomic.Int64
+	answer  atomic.Int32 // frontForward, frontEmpty, frontJSON
+	emptied atomic.Int64 // answers replaced
 	mu      sync.Mutex
 	srv     *http.Server
 }
@@ -795,20 +830,31 @@ func startFaultFront(t *testing.T, target string) *faultFront {
 	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u)}
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
 	f.proxy.ModifyResponse = func(resp *http.Response) error {
-		if f.empty.Load() && resp.StatusCode == http.StatusOK {
-			_ = resp.Body.Close()
-			resp.Body = http.NoBody
-			resp.ContentLength = 0
-			resp.Header.Del("Content-Type")
-			resp.Header.Del("Content-Length")
-			f.emptied.Add(1)
+		a := f.answer.Load()
+		if a == frontForward || resp.StatusCode != http.StatusOK {
+			return nil
 		}
+		_ = resp.Body.Close()
+		resp.Header.Del("Content-Type")
+		resp.Header.Del("Content-Length")
+		resp.Body, resp.ContentLength = http.NoBody, 0
+		if a == frontJSON {
+			resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
+			resp.Header.Set("Content-Type", "application/json")
+		}
+		f.emptied.Add(1)
 		return nil
 	}
 	f.up(t)
 	t.Cleanup(f.down)
 	return f
 }
+
+const (
+	frontForward = iota
+	frontEmpty
+	frontJSON
+)
 
 func (f *faultFront) URL() string { return "http://" + f.addr }
 
