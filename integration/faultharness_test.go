@@ -339,6 +339,7 @@ func (h *faultHarness) round(i int) {
 		t.Fatal(err)
 	}
 	h.led.setRound(i + 1)
+	h.r.Reset() // the ledger keeps what counts; the sink would hold every record
 	logged := sum(rd.progress.Logged)
 	st := "no stats"
 	if s := rd.progress.Snap; s != nil {
@@ -722,8 +723,11 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 	if err := os.WriteFile(progress, make([]byte, progWords*8), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A rank's burst, then compute: within what the pipeline sends, so
+	// that no round overloads the queue by design.
+	pause := max(300*time.Millisecond, time.Duration(rd.burst)*100*time.Microsecond)
 	cfg := faultChildConfig{Dir: h.dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
-		Burst: rd.burst, Pause: 300 * time.Millisecond, ScheduleDelay: faultScheduleDelay, BatchSize: faultBatch, Progress: progress, Driven: driven}
+		Burst: rd.burst, Pause: pause, ScheduleDelay: faultScheduleDelay, BatchSize: faultBatch, Progress: progress, Driven: driven}
 	if rd.starved {
 		cfg.Spinners = 3
 	}
