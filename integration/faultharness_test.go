@@ -1,0 +1,1132 @@
+//go:build linux || darwin
+
+package integration
+
+// The fault harness (issue 22, "Once, and told"). Over many rounds, a
+// child process (faultharness_child_test.go) logs numbered lines in bursts
+// from several goroutines through a spooled NewLoggerProvider, sometimes
+// CPU-starved (GOMAXPROCS=1 and busy goroutines beside the loggers; in the
+// long mode busy processes too), while the collector flaps: down, up, slow,
+// refusing a batch with 400 (InvalidArgument over gRPC), answering 200 with
+// an empty body and no content type (OTLP/HTTP). Each child is killed with
+// SIGKILL at a random moment, and the next starts on the same directory
+// and recovers what it left. A final child logs through one more outage (a
+// ForceFlush that fails, then the collector back), shuts down cleanly, and
+// a ShipSpool on the directory afterwards must find nothing to send again.
+//
+// Every line whose logging call returned before the kill must arrive, or
+// have been refused by the harness's collector (and then be counted and
+// told); duplicates must stay within one request per kill; Stats must add
+// up; no child prints a line twice; a child that lost crash protection
+// says so; lines logged after an outage arrive within one schedule delay
+// plus one retry backoff.
+//
+//	go test -run '^TestFaultHarness$' -v .                      # short: 6 rounds, well under a minute
+//	ZAPLENS_FAULTS=long go test -run '^TestFaultHarness$' -v -timeout 30m .
+//	  ZAPLENS_FAULTS_DURATION=10m (default 5m) or ZAPLENS_FAULTS_ROUNDS=n; ZAPLENS_FAULTS_SEED=n replays a run;
+//	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// faultSettings is the harness's mode, read when the package is
+// initialised: TestMain clears every ZAPLENS_* variable before the tests.
+var faultSettings = readFaultSettings()
+
+type faultMode struct {
+	long     bool
+	rounds   int           // 0: until duration
+	duration time.Duration // long mode
+	seed     uint64
+	kinds    []string // the collector's faults to draw from; nil: all
+	err      error
+}
+
+func readFaultSettings() faultMode {
+	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano())}
+	var errs []string
+	if os.Getenv("ZAPLENS_FAULTS") == "long" {
+		m.long, m.rounds, m.duration = true, 0, 5*time.Minute
+	}
+	if v := os.Getenv("ZAPLENS_FAULTS_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			errs = append(errs, "ZAPLENS_FAULTS_DURATION: "+err.Error())
+		}
+		m.rounds, m.duration = 0, d
+	}
+	if v := os.Getenv("ZAPLENS_FAULTS_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, "ZAPLENS_FAULTS_ROUNDS: "+err.Error())
+		}
+		m.rounds = n
+	}
+	if v := os.Getenv("ZAPLENS_FAULTS_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			errs = append(errs, "ZAPLENS_FAULTS_SEED: "+err.Error())
+		}
+		m.seed = n
+	}
+	if v := os.Getenv("ZAPLENS_FAULTS_KINDS"); v != "" {
+		for k := range strings.SplitSeq(v, ",") {
+			if !slices.Contains([]string{"down", "slow", "refuse", "empty200", "json200"}, k) {
+				errs = append(errs, "ZAPLENS_FAULTS_KINDS: "+k+" is not down, slow, refuse, empty200 or json200")
+			}
+			m.kinds = append(m.kinds, k)
+		}
+	}
+	if len(errs) > 0 {
+		m.err = fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return m
+}
+
+// The children's configuration. A small batch makes many requests, and
+// makes "one request per kill" a tight bound on duplicates.
+const (
+	faultGoroutines    = 4
+	faultBatch         = 1024
+	faultScheduleDelay = 200 * time.Millisecond
+	faultTail          = 3 * time.Second // the collector up, at the end of each round
+	faultFinalLines    = 100             // per goroutine, four times: the final child's
+)
+
+// faultRetryWait is the longest wait an export's retry can still have to
+// go, when the collector comes back after an outage of d: the transport's
+// backoff (internal/transport/retry.go: 500ms, times 1.6 a step, at most
+// 5s, ±20%), taking the most steps d can hold and the longest wait of the
+// step after them.
+func faultRetryWait(d time.Duration) time.Duration {
+	step, spent := 500*time.Millisecond, time.Duration(0)
+	for step < 5*time.Second && spent+step*8/10 <= d {
+		spent += step * 8 / 10
+		step = min(step*16/10, 5*time.Second)
+	}
+	return step * 12 / 10
+}
+
+// faultPhase is one state of the collector, applied at At.
+type faultPhase struct {
+	Kind string // up, down, slow, refuse (the next request gets 400), empty200, json200 (HTTP: stored, then 200 with an empty body, or "{}")
+	At   time.Time
+	D    time.Duration // planned length
+}
+
+func (p faultPhase) String() string {
+	return fmt.Sprintf("%s %dms", p.Kind, p.D.Milliseconds())
+}
+
+// faultRound is one child's life.
+type faultRound struct {
+	i        int
+	proto    Proto
+	starved  bool
+	burst    int
+	phases   []faultPhase
+	started  time.Time
+	killed   time.Time // zero for the final child
+	progress faultProgress
+	stderr   string
+	report   *faultChildReport // the final child's
+	odd200   int64             // answers 200 with an empty or JSON body
+}
+
+func (r *faultRound) String() string {
+	var ph []string
+	for _, p := range r.phases {
+		if p.At.IsZero() || (!r.killed.IsZero() && p.At.After(r.killed)) {
+			break
+		}
+		ph = append(ph, p.String())
+	}
+	s := fmt.Sprintf("round %d [%s, burst %d×%d", r.i, r.proto.Short(), faultGoroutines, r.burst)
+	if r.starved {
+		s += ", CPU-starved"
+	}
+	s += "; collector: " + strings.Join(ph, ", ")
+	if !r.killed.IsZero() {
+		s += fmt.Sprintf("; SIGKILL after %v", r.killed.Sub(r.started).Round(time.Millisecond))
+	}
+	return s + "]"
+}
+
+func TestFaultHarness(t *testing.T) {
+	mode := faultSettings
+	if mode.err != nil {
+		t.Fatal(mode.err)
+	}
+	if !mode.long {
+		t.Parallel() // overlaps the parallel scenarios, which mostly wait
+	}
+	h := newFaultHarness(t, mode)
+	start := time.Now()
+	for i := 0; ; i++ {
+		if mode.rounds > 0 && i >= mode.rounds || mode.rounds == 0 && time.Since(start) >= mode.duration {
+			break
+		}
+		h.round(i)
+		if t.Failed() && !mode.long {
+			break
+		}
+	}
+	h.final()
+	h.check()
+	t.Logf("seed %d (ZAPLENS_FAULTS_SEED replays it); %v", mode.seed, time.Since(start).Round(time.Millisecond))
+}
+
+type faultHarness struct {
+	t      *testing.T
+	mode   faultMode
+	rng    *rand.Rand
+	dir    string // the spool
+	work   string // progress files
+	r      *Receiver
+	front  *faultFront
+	led    *faultLedger
+	rounds []*faultRound
+	spin   []*exec.Cmd // busy processes of the round under way
+
+	afterShutdown     faultCopies // what arrived after the final child's clean Shutdown
+	shipStats         zaplens.ShipStats
+	shipErr           error
+	worstRecovery     time.Duration
+	worstRecoveryNote string
+}
+
+func newFaultHarness(t *testing.T, mode faultMode) *faultHarness {
+	h := &faultHarness{t: t, mode: mode, rng: rand.New(rand.NewPCG(mode.seed, 22)),
+		dir: t.TempDir(), work: t.TempDir(), led: newFaultLedger()}
+	h.r = StartReceiver(t, WithConsumeHook(h.led.consume))
+	h.front = startFaultFront(t, h.r.HTTPURL())
+	t.Cleanup(h.stopSpinners)
+	return h
+}
+
+func (h *faultHarness) endpoint(p Proto) string {
+	if p == HTTP {
+		return h.front.URL()
+	}
+	return h.r.URL()
+}
+
+// dur is a random duration in [0, d).
+func (h *faultHarness) dur(d time.Duration) time.Duration {
+	return time.Duration(h.rng.Int64N(int64(d)))
+}
+
+// apply puts the collector in the state of phase p.
+func (h *faultHarness) apply(p *faultPhase) {
+	p.At = time.Now()
+	h.led.setSlow(0)
+	h.led.disarm()
+	h.front.answer.Store(frontForward)
+	switch p.Kind {
+	case "down":
+		h.front.down()
+		h.r.Stop(h.t)
+		return
+	case "slow":
+		h.led.setSlow(300*time.Millisecond + h.dur(700*time.Millisecond))
+	case "refuse":
+		h.led.arm()
+	case "empty200":
+		h.front.answer.Store(frontEmpty)
+	case "json200":
+		h.front.answer.Store(frontJSON)
+	}
+	h.r.Start(h.t)
+	h.front.up(h.t)
+}
+
+// plan draws a round's collector phases: one to three faults with short
+// spells of health between them, then a tail long enough to see the
+// lines logged after an outage delivered.
+func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
+	kinds := []string{"down", "slow", "refuse"}
+	if proto == HTTP {
+		kinds = append(kinds, "empty200", "json200")
+	}
+	if h.mode.kinds != nil {
+		kinds = slices.DeleteFunc(kinds, func(k string) bool { return !slices.Contains(h.mode.kinds, k) })
+	}
+	if len(kinds) == 0 {
+		kinds = []string{"up"} // empty200 alone, over gRPC
+	}
+	// The first fault goes round every kind, so that a short run sees each.
+	first := []string{"down", "refuse", "empty200", "json200", "slow", "refuse"}[round%6]
+	if !slices.Contains(kinds, first) {
+		first = kinds[h.rng.IntN(len(kinds))]
+	}
+	var ph []faultPhase
+	for n := 1 + h.rng.IntN(3); n > 0; n-- {
+		ph = append(ph, faultPhase{Kind: first, D: 200*time.Millisecond + h.dur(800*time.Millisecond)})
+		first = kinds[h.rng.IntN(len(kinds))]
+		ph = append(ph, faultPhase{Kind: "up", D: 100*time.Millisecond + h.dur(300*time.Millisecond)})
+	}
+	ph[len(ph)-1].D = faultTail
+	return ph
+}
+
+func (h *faultHarness) round(i int) {
+	t := h.t
+	rd := &faultRound{i: i, proto: protos[(i/2)%2], starved: i%2 == 1, burst: []int{200, 1000, 3000}[h.rng.IntN(3)]}
+	if h.mode.long {
+		rd.burst = []int{200, 1000, 5000, 20000}[h.rng.IntN(4)]
+	}
+	rd.phases = h.plan(i, rd.proto)
+	h.rounds = append(h.rounds, rd)
+	if rd.starved && h.mode.long {
+		h.startSpinners()
+	}
+	defer h.stopSpinners()
+
+	total := time.Duration(0)
+	for _, p := range rd.phases {
+		total += p.D
+	}
+	killAt := 300*time.Millisecond + h.dur(total-300*time.Millisecond)
+	c := h.startChild(rd, false)
+	c.expect("ready")
+	rd.started = time.Now()
+	odd := h.front.emptied.Load()
+	defer func() { rd.odd200 = h.front.emptied.Load() - odd }()
+	for k := range rd.phases {
+		left := killAt - time.Since(rd.started)
+		if left <= 0 {
+			break
+		}
+		h.apply(&rd.phases[k])
+		time.Sleep(min(left, rd.phases[k].D))
+	}
+	_ = c.cmd.Process.Kill() // an error: it ended by itself, told below
+	rd.killed = time.Now()
+	err := c.cmd.Wait()
+	if ws, ok := c.cmd.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !ws.Signaled() {
+		t.Errorf("%v: the child ended by itself before the kill (%v); stderr:\n%s", rd, err, c.stderr)
+	}
+	rd.stderr = c.stderr.String()
+	rd.progress, err = readProgress(c.progress, faultGoroutines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.led.setRound(i + 1)
+	h.r.Reset() // the ledger keeps what counts; the sink would hold every record
+	logged := sum(rd.progress.Logged)
+	st := "no stats"
+	if s := rd.progress.Snap; s != nil {
+		st = fmt.Sprintf("unprotected %d, recovered %d (%d exported, %d failed)", s.Unprotected, s.Recovered, s.RecoveredExported, s.RecoveredFailed)
+	}
+	t.Logf("%v: %d lines logged; %s", rd, logged, st)
+}
+
+// final is the last child. Through an outage it logs (A), its ForceFlush
+// fails, the collector comes back, it logs more (B); once every line of
+// every round and B have arrived, one more outage: it logs (C), its
+// ForceFlush fails, the collector comes back, it logs (D) and shuts down
+// at once, so that Shutdown sends D. Then a ShipSpool on the directory
+// must send nothing again. A and C may be failed by the flushes: counted,
+// and told by Shutdown's error (the README's exports that fail for good).
+func (h *faultHarness) final() {
+	t := h.t
+	rd := &faultRound{i: len(h.rounds), proto: protos[h.rng.IntN(2)], starved: h.rng.IntN(2) == 0, burst: faultFinalLines}
+	h.rounds = append(h.rounds, rd)
+	rd.phases = []faultPhase{{Kind: "down"}, {Kind: "up"}, {Kind: "down"}, {Kind: "up"}}
+	h.apply(&rd.phases[0])
+	c := h.startChild(rd, true)
+	c.expect("ready")
+	rd.started = time.Now()
+	outage := func(k int) string {
+		c.send(fmt.Sprint("log ", faultFinalLines))
+		c.expect("logged")
+		c.send("flush")
+		flushed := c.expect("flushed ")
+		h.apply(&rd.phases[k+1])
+		rd.phases[k].D = rd.phases[k+1].At.Sub(rd.phases[k].At)
+		c.send(fmt.Sprint("log ", faultFinalLines))
+		c.expect("logged")
+		return fmt.Sprintf("ForceFlush with the collector down: %s; collector back after %v", flushed, rd.phases[k].D.Round(time.Millisecond))
+	}
+	t.Logf("final child, first outage: %s", outage(0))
+
+	// Wait for everything the rounds logged, generously: a shipper that
+	// backed off through the outages may wait up to 30s before it tries again.
+	// The final child's lines logged before the collector came back may
+	// have been failed by its ForceFlush: counted and told (checked by
+	// check), not waited for.
+	want := func() (missing int) {
+		for _, r := range h.rounds {
+			if r == rd {
+				missing += h.led.missing(r.i, faultFinalLines, slices.Repeat([]uint64{2 * faultFinalLines}, faultGoroutines))
+			} else {
+				missing += h.led.missing(r.i, 0, r.progress.Logged)
+			}
+		}
+		return missing
+	}
+	// Until all have arrived, or nothing more has for 20s (a shipper that
+	// backed off through the outages waits at most 30s, and starts at 1s).
+	last, lastAt, deadline := want(), time.Now(), time.Now().Add(2*time.Minute)
+	for last > 0 && time.Since(lastAt) < 20*time.Second && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if n := want(); n < last {
+			last, lastAt = n, time.Now()
+		}
+	}
+	if last > 0 {
+		t.Errorf("with the collector up, %d lines logged before a kill or by the final child had not arrived after %v, none for the last %v",
+			last, time.Since(rd.phases[1].At).Round(time.Second), time.Since(lastAt).Round(time.Second))
+	}
+	h.apply(&rd.phases[2])
+	t.Logf("final child, second outage: %s; then Shutdown at once", outage(2))
+	c.send("shutdown")
+	var rep faultChildReport
+	if err := json.Unmarshal([]byte(c.expect("report ")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+	rd.report = &rep
+	rd.stderr = c.stderr.String()
+	var err error
+	if rd.progress, err = readProgress(c.progress, faultGoroutines); err != nil {
+		t.Fatal(err)
+	}
+	h.led.setRound(rd.i + 1)
+
+	// Nothing after a clean Shutdown: a further start on the directory
+	// finds nothing of the final child's, and nothing is re-sent.
+	before := h.led.copies()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard))
+	cancel()
+	time.Sleep(100 * time.Millisecond) // not an assertion: lets an answer in flight be counted
+	h.afterShutdown = h.led.copies().minus(before)
+	t.Logf("final child %v: Shutdown %q; stats %+v; ShipSpool afterwards: %v (%v)", rd, rep.ShutdownErr, rep.Stats, h.shipStats, h.shipErr)
+}
+
+// check compares what every child logged with what arrived, and reports.
+func (h *faultHarness) check() {
+	t := h.t
+	var tot struct {
+		rounds, starved, kills                      int
+		logged, arrived, missing, refused, dups     int
+		maxDupsPerKill, unprotected, repeatRefusals int
+		told                                        int
+	}
+	tot.rounds = len(h.rounds)
+	final := h.rounds[len(h.rounds)-1]
+	for _, rd := range h.rounds {
+		if rd.starved {
+			tot.starved++
+		}
+		if !rd.killed.IsZero() {
+			tot.kills++
+		}
+		logged := rd.progress.Logged
+		c := h.led.tally(rd.i, logged)
+		n := int(sum(logged))
+		tot.logged += n
+		tot.arrived += c.arrived
+		tot.missing += c.missing
+		tot.refused += c.refused
+		tot.dups += c.dups
+		if rep := rd.report; rep != nil && c.missing > 0 {
+			// The final child's lines logged during its outages (A, C) may
+			// have been failed by its ForceFlushes: counted, and told by
+			// Shutdown's error (the README: exports that fail for good).
+			// Those logged with the collector up (B, D) must arrive.
+			all := slices.Repeat([]uint64{faultFinalLines}, faultGoroutines)
+			flushed := h.led.missing(rd.i, 0, all) + h.led.missing(rd.i, 2*faultFinalLines, slices.Repeat([]uint64{3 * faultFinalLines}, faultGoroutines))
+			if uint64(flushed) <= rep.Stats.Lost() && strings.Contains(rep.ShutdownErr, "not delivered") {
+				tot.told += flushed
+				tot.missing -= flushed
+				c.missing -= flushed
+			}
+		}
+		if c.missing > 0 {
+			t.Errorf("%v: %d of %d lines whose logging call had returned never arrived and were not refused by the collector (first: g%d seq %d); %s",
+				rd, c.missing, n, c.firstMissing[0], c.firstMissing[1], h.childState(rd))
+		}
+		if c.phantom > 0 {
+			t.Errorf("%v: %d lines arrived that the child never logged (past its progress): the harness's count is wrong", rd, c.phantom)
+		}
+		// Duplicates: one request per kill that could have had this run's
+		// lines in flight: its own, and those of the children that
+		// recovered its files until the last of them arrived.
+		kills := 0
+		for _, r := range h.rounds[rd.i:min(c.lastRound+1, len(h.rounds))] {
+			if !r.killed.IsZero() {
+				kills++
+			}
+		}
+		if kills > 0 && c.dups > kills*faultBatch {
+			t.Errorf("%v: %d lines arrived twice or more (%d copies too many), over %d kills' worth of one request (%d records each); %s",
+				rd, c.dupLines, c.dups, kills, faultBatch, h.childState(rd))
+		}
+		if kills > 0 {
+			tot.maxDupsPerKill = max(tot.maxDupsPerKill, c.dups/kills)
+		} else if c.dups > 0 {
+			t.Errorf("%v: %d copies too many of lines no kill had in flight; %s", rd, c.dups, h.childState(rd))
+		}
+		h.checkChild(rd)
+		if s := rd.progress.Snap; s != nil {
+			tot.unprotected += int(s.Unprotected)
+		}
+		h.checkRecoveryLatency(rd)
+	}
+	// The collector's refusals: counted, told, and not sent again more
+	// than once per kill (a batch in flight when its process died).
+	refusals := h.led.refusalLog()
+	for _, ev := range refusals {
+		if ev.repeat {
+			tot.repeatRefusals++
+		}
+	}
+	if tot.repeatRefusals > tot.kills {
+		t.Errorf("the collector refused, with 400 / InvalidArgument, %d requests carrying lines it had refused before: a batch refused for good was sent again (more than once per kill, %d kills)", tot.repeatRefusals, tot.kills)
+	}
+	h.checkRefusalsTold(refusals)
+	// After a clean Shutdown only what it said it kept (what a failed
+	// ForceFlush could not send) is left, and nothing is sent twice.
+	if a := h.afterShutdown; a.dupCopies > 0 {
+		t.Errorf("after the final child's clean Shutdown, a ShipSpool on the directory sent again %d records that had arrived (of %d it sent, %d of the final child's); ShipSpool: %v (%v)",
+			a.dupCopies, a.copies, a.runCopies[final.i], h.shipStats, h.shipErr)
+	}
+	if kept := final.report.Stats.Kept; h.shipErr != nil || h.shipStats.Found > kept {
+		t.Errorf("after the final child's clean Shutdown, which kept %d records, ShipSpool found %v (%v); want at most those", kept, h.shipStats, h.shipErr)
+	}
+	emptied := h.front.emptied.Load()
+	t.Logf("fault harness: %d rounds (%d CPU-starved, %d SIGKILLs), %d lines logged, %d arrived, %d lost, %d failed and told, %d refused by the collector (%d requests, %d of them re-sent), "+
+		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d re-sent after the clean Shutdown, %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s",
+		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
+		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote)
+}
+
+// childState is what a failure message says about a child's end.
+func (h *faultHarness) childState(rd *faultRound) string {
+	s := "no stats snapshot"
+	if p := rd.progress.Snap; p != nil {
+		s = fmt.Sprintf("its last stats (%v before its end): %+v", rd.end().Sub(p.At).Round(time.Millisecond), p.Stats)
+	}
+	if rd.report != nil {
+		s = fmt.Sprintf("its stats after Shutdown: %+v", rd.report.Stats)
+	}
+	if next := rd.i + 1; next < len(h.rounds) {
+		if p := h.rounds[next].progress.Snap; p != nil {
+			s += fmt.Sprintf("; the next child recovered %d, exported %d, failed %d", p.Recovered, p.RecoveredExported, p.RecoveredFailed)
+		}
+	}
+	return s
+}
+
+func (rd *faultRound) end() time.Time {
+	if rd.killed.IsZero() {
+		if rd.progress.Snap != nil {
+			return rd.progress.Snap.At
+		}
+		return time.Now()
+	}
+	return rd.killed
+}
+
+// checkChild checks a child's Stats and its stderr.
+func (h *faultHarness) checkChild(rd *faultRound) {
+	t := h.t
+	for _, s := range []*faultSnapshot{rd.progress.Snap, reportSnap(rd.report)} {
+		if s == nil {
+			continue
+		}
+		st := s.Stats
+		if st.Emitted != st.Exported+st.Dropped+st.Failed+st.Queued || st.Unprotected > st.Emitted ||
+			st.RecoveredExported+st.RecoveredFailed > st.Recovered || st.Kept > st.Failed+st.Queued {
+			t.Errorf("%v: the Stats identities do not hold: %+v", rd, st)
+		}
+	}
+	if rep := rd.report; rep != nil {
+		st := rep.Stats
+		// Only what was logged before the collector came back can have
+		// failed (the ForceFlushes during the outages).
+		if st.Emitted != 4*faultFinalLines*faultGoroutines || st.Queued != 0 || st.Lost() > 2*faultFinalLines*faultGoroutines {
+			t.Errorf("%v: after a clean Shutdown with the collector up, stats %+v: want %d emitted, none queued, at most the %d logged during the outages failed",
+				rd, st, 4*faultFinalLines*faultGoroutines, 2*faultFinalLines*faultGoroutines)
+		}
+		if st.Recovered != st.RecoveredExported+st.RecoveredFailed {
+			t.Errorf("%v: after a clean Shutdown with the collector up, %d of the %d records it recovered were neither delivered nor counted failed (exported %d, failed %d)",
+				rd, st.Recovered-st.RecoveredExported-st.RecoveredFailed, st.Recovered, st.RecoveredExported, st.RecoveredFailed)
+		}
+		if rep.ShutdownErr != "" && strings.Count(rd.stderr, firstLine(rep.ShutdownErr)) > 1 {
+			t.Errorf("%v: Shutdown's error, which it returns, was printed by the library too: %q", rd, firstLine(rep.ShutdownErr))
+		}
+	}
+	seen := map[string]int{}
+	for line := range strings.SplitSeq(rd.stderr, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			seen[line]++
+		}
+	}
+	for line, n := range seen {
+		if n > 1 {
+			t.Errorf("%v: the child printed a line %d times: %q", rd, n, line)
+		}
+	}
+	// Told at once: an unprotected record is said on the loss writer, not
+	// only counted (the spool says it from a goroutine of its own: allow it
+	// 300ms before the kill).
+	if at := rd.progress.UnprotectedAt; !at.IsZero() && rd.end().Sub(at) > 300*time.Millisecond &&
+		!strings.Contains(rd.stderr, "crash protection") && !strings.Contains(rd.stderr, "unprotected") {
+		t.Errorf("%v: lost crash protection (Stats.Unprotected %d at %v) and said nothing on stderr:\n%s",
+			rd, rd.progress.Snap.Unprotected, at.Sub(rd.started).Round(time.Millisecond), rd.stderr)
+	}
+}
+
+func reportSnap(rep *faultChildReport) *faultSnapshot {
+	if rep == nil {
+		return nil
+	}
+	return &faultSnapshot{Stats: rep.Stats}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// checkRefusalsTold: each round's refusals are counted in its child's
+// Stats (Failed, or RecoveredFailed for recovery's), and told on its
+// stderr, when the child lived long enough after them to do both.
+func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
+	refused := map[int]int{} // round -> lines refused for the first time
+	first := map[int]time.Time{}
+	last := map[int]time.Time{}
+	for _, ev := range events {
+		if ev.round >= len(h.rounds) {
+			continue // during the final ShipSpool
+		}
+		refused[ev.round] += ev.fresh
+		if first[ev.round].IsZero() {
+			first[ev.round] = ev.at
+		}
+		last[ev.round] = ev.at
+	}
+	for i, n := range refused {
+		rd := h.rounds[i]
+		if rd.end().Sub(first[i]) > 500*time.Millisecond && !strings.Contains(rd.stderr, "400") && !strings.Contains(rd.stderr, "InvalidArgument") {
+			h.t.Errorf("%v: the collector refused %d lines for good, and the child said nothing of it on stderr:\n%s", rd, n, rd.stderr)
+		}
+		s := reportSnap(rd.report)
+		if s == nil {
+			s = rd.progress.Snap
+		}
+		if s == nil || rd.report == nil && s.At.Sub(last[i]) < 300*time.Millisecond {
+			continue // too close to the kill to have been counted
+		}
+		if got := s.Failed + s.RecoveredFailed; got < uint64(n) {
+			h.t.Errorf("%v: the collector refused %d lines for good; the child counts %d failed (Failed %d + RecoveredFailed %d)", rd, n, got, s.Failed, s.RecoveredFailed)
+		}
+	}
+	// Nothing else fails in a killed child: its outages are far shorter
+	// than the OTLP timeout, and a 200, whatever its body, is a delivery.
+	for _, rd := range h.rounds {
+		if s := rd.progress.Snap; s != nil && rd.report == nil && s.Failed+s.RecoveredFailed > uint64(refused[rd.i]) {
+			h.t.Errorf("%v: the child counts %d failed (Failed %d + RecoveredFailed %d), but the collector refused only %d lines; it answered 200 with an empty or JSON body %d times this round",
+				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, refused[rd.i], rd.odd200)
+		}
+	}
+}
+
+// checkRecoveryLatency: after each outage (down) the collector came back
+// at T; lines logged in the 200ms after T, while it stayed healthy, must
+// arrive within one schedule delay plus one retry backoff (the longest the
+// outage can have led to), with slack for a loaded machine.
+func (h *faultHarness) checkRecoveryLatency(rd *faultRound) {
+	slack := time.Second
+	if rd.starved {
+		slack = 2 * time.Second
+	}
+	for k := 0; k+1 < len(rd.phases); k++ {
+		down, up := rd.phases[k], rd.phases[k+1]
+		if down.Kind != "down" || up.Kind != "up" || up.At.IsZero() {
+			continue
+		}
+		bound := faultScheduleDelay + faultRetryWait(up.At.Sub(down.At)) + slack
+		healthyTill := rd.end()
+		if k+2 < len(rd.phases) && !rd.phases[k+2].At.IsZero() {
+			healthyTill = rd.phases[k+2].At
+		}
+		worst, n, late := h.led.latency(rd.i, up.At, up.At.Add(200*time.Millisecond), healthyTill)
+		if worst > h.worstRecovery {
+			h.worstRecovery = worst
+			h.worstRecoveryNote = fmt.Sprintf(" (bound %v, %v)", bound, rd)
+		}
+		// Lines that arrived only after the next fault, or the kill, say
+		// nothing unless that came after the bound.
+		conclusive := !up.At.Add(200 * time.Millisecond).Add(bound).After(healthyTill)
+		if worst > bound || late > 0 && conclusive {
+			h.t.Errorf("%v: after an outage of %v, of the lines logged in the 200ms after the collector came back, %d took up to %v to arrive and %d arrived only after %v; want each within %v (schedule delay %v + retry backoff %v + slack %v)",
+				rd, up.At.Sub(down.At).Round(time.Millisecond), n, worst.Round(time.Millisecond), late, healthyTill.Sub(up.At).Round(time.Millisecond),
+				bound, faultScheduleDelay, faultRetryWait(up.At.Sub(down.At)), slack)
+		}
+	}
+}
+
+func sum(v []uint64) uint64 {
+	var n uint64
+	for _, x := range v {
+		n += x
+	}
+	return n
+}
+
+// The children.
+
+type faultProc struct {
+	t        *testing.T
+	rd       *faultRound
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	lines    chan string
+	stderr   *e2eBuffer
+	progress string
+}
+
+func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
+	t := h.t
+	progress := filepath.Join(h.work, fmt.Sprintf("progress-%d", rd.i))
+	if err := os.WriteFile(progress, make([]byte, progWords*8), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A rank's burst, then compute: within what the pipeline sends, so
+	// that no round overloads the queue by design.
+	pause := max(300*time.Millisecond, time.Duration(rd.burst)*100*time.Microsecond)
+	cfg := faultChildConfig{Dir: h.dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
+		Burst: rd.burst, Pause: pause, ScheduleDelay: faultScheduleDelay, BatchSize: faultBatch, Progress: progress, Driven: driven}
+	if rd.starved {
+		cfg.Spinners = 3
+	}
+	b, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultHarnessChild$")
+	cmd.Env = append(os.Environ(), faultChildEnv+"="+string(b))
+	if rd.starved {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+	}
+	c := &faultProc{t: t, rd: rd, cmd: cmd, lines: make(chan string, 16), stderr: &e2eBuffer{}, progress: progress}
+	cmd.Stderr = c.stderr
+	var err error
+	if c.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+func (c *faultProc) send(cmd string) {
+	if _, err := io.WriteString(c.stdin, cmd+"\n"); err != nil {
+		c.t.Fatalf("%v: %s: %v", c.rd, cmd, err)
+	}
+}
+
+// expect waits for a line of stdout that starts with prefix.
+func (c *faultProc) expect(prefix string) string {
+	c.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("%v: the child ended without a %q line; stderr:\n%s", c.rd, prefix, c.stderr)
+			}
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				return rest
+			}
+		case <-timeout:
+			c.t.Fatalf("%v: no %q line within a minute; stderr:\n%s", c.rd, prefix, c.stderr)
+		}
+	}
+}
+
+// startSpinners starts a busy process per CPU, for a starved round of the
+// long mode.
+func (h *faultHarness) startSpinners() {
+	for range runtime.NumCPU() {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFaultHarnessChild$")
+		cmd.Env = append(os.Environ(), faultSpinEnv+"=1", "GOMAXPROCS=1")
+		if err := cmd.Start(); err != nil {
+			h.t.Fatal(err)
+		}
+		h.spin = append(h.spin, cmd)
+	}
+}
+
+func (h *faultHarness) stopSpinners() {
+	for _, cmd := range h.spin {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	h.spin = nil
+}
+
+// The collector's side.
+
+// faultFront is an OTLP/HTTP front for the receiver that can go down
+// (connection refused) and come back on the same port, and can answer 200
+// with an empty body and no content type (VictoriaLogs) or with "{}" as
+// application/json (some proxies) after the receiver stored the request.
+type faultFront struct {
+	addr    string
+	proxy   *httputil.ReverseProxy
+	answer  atomic.Int32 // frontForward, frontEmpty, frontJSON
+	emptied atomic.Int64 // answers replaced
+	mu      sync.Mutex
+	srv     *http.Server
+}
+
+func startFaultFront(t *testing.T, target string) *faultFront {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u)}
+	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
+	f.proxy.ModifyResponse = func(resp *http.Response) error {
+		a := f.answer.Load()
+		if a == frontForward || resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		_ = resp.Body.Close()
+		resp.Header.Del("Content-Type")
+		resp.Header.Del("Content-Length")
+		resp.Body, resp.ContentLength = http.NoBody, 0
+		if a == frontJSON {
+			resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
+			resp.Header.Set("Content-Type", "application/json")
+		}
+		f.emptied.Add(1)
+		return nil
+	}
+	f.up(t)
+	t.Cleanup(f.down)
+	return f
+}
+
+const (
+	frontForward = iota
+	frontEmpty
+	frontJSON
+)
+
+func (f *faultFront) URL() string { return "http://" + f.addr }
+
+func (f *faultFront) up(t *testing.T) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.srv != nil {
+		return
+	}
+	var ln net.Listener
+	if !waitFor(5*time.Second, func() bool {
+		var err error
+		ln, err = net.Listen("tcp", f.addr)
+		return err == nil
+	}) {
+		t.Fatalf("front: cannot listen on %s again", f.addr)
+	}
+	f.srv = &http.Server{Handler: f.proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func(srv *http.Server) { _ = srv.Serve(ln) }(f.srv)
+}
+
+func (f *faultFront) down() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.srv != nil {
+		_ = f.srv.Close()
+		f.srv = nil
+	}
+}
+
+// faultLedger is the collector's memory of every harness line: how many
+// times it arrived, when it was logged and first arrived, and whether the
+// collector refused it. It also decides, as the receiver's consume hook,
+// whether to refuse or delay a request.
+type faultLedger struct {
+	mu      sync.Mutex
+	start   time.Time
+	round   int // the round under way: a line's first arrival remembers it
+	lines   map[[2]int][]faultLine
+	slow    time.Duration
+	armed   bool
+	refused []faultRefusal
+}
+
+// faultLine is one (run, g, seq).
+type faultLine struct {
+	count   uint16
+	refused bool
+	round   int16 // of its first arrival
+	logged  int32 // ms since the ledger's start
+	arrived int32 // ms since the ledger's start, first arrival
+}
+
+type faultRefusal struct {
+	at     time.Time
+	round  int
+	fresh  int  // lines refused for the first time
+	repeat bool // the request carried a line refused before
+}
+
+// faultCopies counts record copies arriving.
+type faultCopies struct {
+	copies, dupCopies int
+	runCopies         map[int]int
+}
+
+func (c faultCopies) minus(b faultCopies) faultCopies {
+	out := faultCopies{copies: c.copies - b.copies, dupCopies: c.dupCopies - b.dupCopies, runCopies: map[int]int{}}
+	for k, v := range c.runCopies {
+		out.runCopies[k] = v - b.runCopies[k]
+	}
+	return out
+}
+
+func newFaultLedger() *faultLedger {
+	return &faultLedger{start: time.Now(), lines: map[[2]int][]faultLine{}}
+}
+
+func (l *faultLedger) setSlow(d time.Duration) { l.mu.Lock(); l.slow = d; l.mu.Unlock() }
+func (l *faultLedger) arm()                    { l.mu.Lock(); l.armed = true; l.mu.Unlock() }
+func (l *faultLedger) disarm()                 { l.mu.Lock(); l.armed = false; l.mu.Unlock() }
+func (l *faultLedger) setRound(i int)          { l.mu.Lock(); l.round = i; l.mu.Unlock() }
+
+func (l *faultLedger) refusalLog() []faultRefusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.refused)
+}
+
+// line returns the entry of (run, g, seq), growing the table; under mu.
+func (l *faultLedger) line(run, g, seq int) *faultLine {
+	k := [2]int{run, g}
+	s := l.lines[k]
+	if seq >= len(s) {
+		s = slices.Grow(s, seq+1-len(s))[:seq+1]
+		l.lines[k] = s
+	}
+	return &s[seq]
+}
+
+type faultKey struct {
+	run, g, seq int
+	logged      time.Time
+}
+
+// consume is the receiver's hook.
+func (l *faultLedger) consume(_ int, ld plog.Logs) error {
+	var keys []faultKey
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				lr := lrs.At(k)
+				run, ok1 := lr.Attributes().Get("run")
+				g, ok2 := lr.Attributes().Get("g")
+				seq, ok3 := lr.Attributes().Get("seq")
+				if ok1 && ok2 && ok3 && g.Int() >= 0 && g.Int() < faultMaxRoutines && seq.Int() >= 0 && seq.Int() < 1<<30 {
+					keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
+				}
+			}
+		}
+	}
+	l.mu.Lock()
+	repeat := false
+	for _, k := range keys {
+		if l.line(k.run, k.g, k.seq).refused {
+			repeat = true
+		}
+	}
+	if len(keys) > 0 && (l.armed || repeat) {
+		// A collector's 400 is the same for the same request: a line it
+		// refused once it refuses again.
+		ev := faultRefusal{at: time.Now(), round: l.round, repeat: repeat}
+		for _, k := range keys {
+			if ln := l.line(k.run, k.g, k.seq); !ln.refused {
+				ln.refused = true
+				ev.fresh++
+			}
+		}
+		if !repeat {
+			l.armed = false // one fresh refusal per arming
+		}
+		l.refused = append(l.refused, ev)
+		l.mu.Unlock()
+		return status.Error(codes.InvalidArgument, "fault harness: this batch is refused")
+	}
+	slow := l.slow
+	l.mu.Unlock()
+	if slow > 0 {
+		time.Sleep(slow)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := int32(time.Since(l.start).Milliseconds())
+	for _, k := range keys {
+		ln := l.line(k.run, k.g, k.seq)
+		if ln.count == 0 {
+			ln.round = int16(l.round)
+			ln.arrived = now
+			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
+		}
+		if ln.count < 65535 {
+			ln.count++
+		}
+	}
+	return nil
+}
+
+// missing is how many of run's lines from seq from to logged (per
+// goroutine) have neither arrived nor been refused.
+func (l *faultLedger) missing(run int, from uint64, logged []uint64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for g, to := range logged {
+		s := l.lines[[2]int{run, g}]
+		for seq := from; seq < to; seq++ {
+			if seq >= uint64(len(s)) || s[seq].count == 0 && !s[seq].refused {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// faultTally is what arrived of one run's lines.
+type faultTally struct {
+	arrived, missing, refused int
+	dups, dupLines            int // copies beyond the first; lines with any
+	phantom                   int // arrived past what the child logged
+	firstMissing              [2]int
+	lastRound                 int // of the last first arrival
+}
+
+func (l *faultLedger) tally(run int, logged []uint64) faultTally {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := faultTally{lastRound: run}
+	for g, n := range logged {
+		s := l.lines[[2]int{run, g}]
+		for seq := range max(len(s), int(n)) {
+			var ln faultLine
+			if seq < len(s) {
+				ln = s[seq]
+			}
+			switch {
+			case ln.count > 0:
+				c.arrived++
+				c.lastRound = max(c.lastRound, int(ln.round))
+				if ln.count > 1 {
+					c.dups += int(ln.count) - 1
+					c.dupLines++
+				}
+				// The call under way at the kill (seq == n) may have arrived.
+				if seq > int(n) {
+					c.phantom++
+				}
+			case ln.refused:
+				c.refused++
+			case seq < int(n):
+				if c.missing == 0 {
+					c.firstMissing = [2]int{g, seq}
+				}
+				c.missing++
+			}
+		}
+	}
+	return c
+}
+
+// latency is the longest time from logging to first arrival of run's
+// lines logged between from and to that arrived by cutoff, and how many of
+// them there were; late is how many arrived after cutoff.
+func (l *faultLedger) latency(run int, from, to, cutoff time.Time) (worst time.Duration, n, late int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ms := func(t time.Time) int32 { return int32(t.Sub(l.start).Milliseconds()) }
+	lo, hi, cut := ms(from), ms(to), ms(cutoff)
+	for g := range faultMaxRoutines {
+		for _, ln := range l.lines[[2]int{run, g}] {
+			switch {
+			case ln.count == 0 || ln.logged < lo || ln.logged > hi:
+			case ln.arrived > cut:
+				late++
+			default:
+				n++
+				worst = max(worst, time.Duration(ln.arrived-ln.logged)*time.Millisecond)
+			}
+		}
+	}
+	return worst, n, late
+}
+
+// copies counts every record copy that arrived so far.
+func (l *faultLedger) copies() faultCopies {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := faultCopies{runCopies: map[int]int{}}
+	for k, s := range l.lines {
+		for _, ln := range s {
+			c.copies += int(ln.count)
+			c.runCopies[k[0]] += int(ln.count)
+			if ln.count > 1 {
+				c.dupCopies += int(ln.count) - 1
+			}
+		}
+	}
+	return c
+}
