@@ -82,3 +82,44 @@ func processCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkNextFile is what a logging call pays, once per file, when the
+// housekeeper is late: making a default-size file itself, or emptying a
+// full one that was settled.
+func BenchmarkNextFile(b *testing.B) {
+	rec := encoded("step progress, a line of the usual size with four fields of the usual kind: step, i, loss and phase; about two hundred bytes in all")
+	b.Run("make", func(b *testing.B) {
+		dir := b.TempDir()
+		i := 0
+		for b.Loop() {
+			i++
+			seg, err := makeSegment(dir, segName("1-1-", i), DefaultSegmentBytes, 1, 1, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			seg.close(true)
+			b.StartTimer()
+		}
+	})
+	b.Run("reuse", func(b *testing.B) {
+		dir := b.TempDir()
+		seg, err := makeSegment(dir, segName("1-1-", 0), DefaultSegmentBytes, 1, 1, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer seg.close(true)
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			for seg.off+frameSize(len(rec)) <= len(seg.mem) {
+				seg.off = putFrame(seg.mem, seg.off, 0, rec)
+			}
+			i++
+			b.StartTimer()
+			if err := seg.recycle(dir, segName("1-1-", i), 1, 1, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

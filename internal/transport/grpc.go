@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -165,6 +166,17 @@ func (c *grpcClient) redial(ctx context.Context) error {
 	return nil
 }
 
+// dialDetail is the dialer's own error in a gRPC connection error, without
+// the words gRPC wraps it in ("connection error: desc = \"transport: Error
+// while dialing: ...\""), which name its workings, not the cause.
+func dialDetail(detail string) string {
+	const wrap = `connection error: desc = "transport: Error while dialing: `
+	if d, ok := strings.CutPrefix(detail, wrap); ok {
+		return strings.TrimSuffix(d, `"`)
+	}
+	return detail
+}
+
 // classify reads a failed call's status. connected says whether the call
 // reached a connection; when it did not, the status is the channel's
 // connection error, not a collector's answer.
@@ -174,7 +186,7 @@ func (c *grpcClient) classify(err error, connected bool) attempt {
 	detail := Sanitize(raw, c.secrets)
 	if !connected && (code == codes.Unavailable || code == codes.DeadlineExceeded || code == codes.Canceled) {
 		if f, ok := classifyConn(nil, raw, c.insecure); ok {
-			return f.attempt("grpc", c.endpoint, detail)
+			return f.attempt("grpc", c.endpoint, dialDetail(detail))
 		}
 	}
 	a := attempt{err: errorf(nil, "grpc export to %s: %s: %s", c.endpoint, code, detail)}
