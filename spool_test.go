@@ -752,3 +752,41 @@ func TestSpoolFailedFlushThenDelivered(t *testing.T) {
 		t.Errorf("files left: %v", f)
 	}
 }
+
+// A spool at its smallest bound, filled while the collector is down and
+// after a failed flush, takes and delivers new lines once the collector is
+// back: what fills it gives way, rather than every new record being refused
+// until the process ends.
+func TestSpoolFullRecovers(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	p := newTestProvider(t, WithEndpoint("http://"+addr), WithSpool(dir), WithSpoolBytes(8<<20),
+		WithServiceName("full"), WithOTLPTimeout(time.Second))
+	defer p.Shutdown(context.Background())
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	pad := strings.Repeat("x", 100)
+	for i := range 70000 { // about 9 MiB of records
+		l.Info("down "+strconv.Itoa(i), zap.String("pad", pad))
+	}
+	if err := l.Sync(); err == nil {
+		t.Fatal("the flush to no collector succeeded")
+	}
+	srv := startOTLPServer(t, addr, keepRecords())
+	for i := range 50 {
+		l.Info("line " + strconv.Itoa(i))
+	}
+	arrived := func() bool {
+		got := deliveries(srv)["full"]
+		for i := range 50 {
+			if got["line "+strconv.Itoa(i)] == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !eventually(15*time.Second, arrived) {
+		t.Errorf("after the collector came back: %v", p.Stats())
+	}
+	checkAll(t, deliveries(srv), "full", 50)
+}
