@@ -219,6 +219,12 @@ func (r *reporter) tick() {
 		Totals:   now,
 	}
 	l.ErrAt, l.Err = r.p.pipe.LastFailure()
+	if n := now.Unprotected - r.last.Unprotected; n > 0 {
+		// The spool said why when it happened; this says how many, while
+		// it lasts.
+		r.say(fmt.Sprintf("zaplens: spool: %s went on without crash protection in the last %s (%d since the start)",
+			logRecords(n), l.Interval.Round(time.Millisecond), now.Unprotected))
+	}
 	r.last, r.lastAt = now, time.Now()
 	if l.Dropped+l.Failed > 0 {
 		r.safeReport(l)

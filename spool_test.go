@@ -624,12 +624,18 @@ func TestSpoolUnwritableDir(t *testing.T) {
 	}
 	var stderr lockedBuffer
 	p, err := NewLoggerProvider(context.Background(), WithSpool(dir), WithLossWriter(&stderr),
-		providerOptionFunc(func(c *providerConfig) { c.exportFunc = exp }))
+		providerOptionFunc(func(c *providerConfig) { c.exportFunc = exp; c.reportInterval = 20 * time.Millisecond }))
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("error %v, want one naming %s", err, dir)
 	}
 	logger := zap.New(NewCore(WithLoggerProvider(p)))
 	logger.Info("still logged")
+	// The count is told too, while it lasts, not only kept in Stats.
+	if !eventually(5*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "1 log record went on without crash protection")
+	}) {
+		t.Errorf("loss writer: %q", stderr.String())
+	}
 	if err := p.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
