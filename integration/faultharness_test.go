@@ -525,9 +525,9 @@ func (h *faultHarness) check() {
 	}
 	emptied := h.front.emptied.Load()
 	t.Logf("fault harness: %d rounds (%d CPU-starved, %d SIGKILLs), %d lines logged, %d arrived, %d lost, %d failed and told, %d refused by the collector (%d requests, %d of them re-sent), "+
-		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d re-sent after the clean Shutdown, %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s",
+		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s",
 		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
-		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote)
+		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote)
 }
 
 // childState is what a failure message says about a child's end.
