@@ -154,4 +154,3 @@ func vlDump(t *testing.T, rows []map[string]string) {
 		t.Logf("row:%s", b.String())
 	}
 }
-
