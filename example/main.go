@@ -12,11 +12,17 @@
 // grouped by trace: each span with its log lines under it. With the
 // variable set (and the other OTEL_* variables as usual), logs and spans go
 // to that collector instead.
+//
+//	go run ./example -victorialogs
+//
+// sends the logs to VictoriaLogs, a real log database, instead: see
+// victorialogs.go.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,8 +39,18 @@ import (
 )
 
 func main() {
+	vl := flag.Bool("victorialogs", false, "send the logs to VictoriaLogs, a log database started here on 127.0.0.1 "+
+		"(built from Go modules on first use), print each trace's LogsQL query and the link to its lines in "+
+		"VictoriaLogs's web UI, and keep it running until Ctrl-C")
+	flag.Parse()
 	ctx := context.Background()
-	if err := run(ctx, os.Stdout); err != nil {
+	var err error
+	if *vl {
+		err = runVictoriaLogs(ctx, os.Stdout, os.Stderr, untilInterrupt)
+	} else {
+		err = run(ctx, os.Stdout)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "example:", err)
 		os.Exit(1)
 	}
@@ -78,11 +94,32 @@ func run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(serviceName()))
-	if err != nil {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(exampleResource()))
+
+	_, err = simulate(ctx, stdout, lp, tp)
+	if be == nil {
+		fmt.Fprintf(stdout, "\nsent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: %s\n", lp.Stats())
 		return err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(res))
+	fmt.Fprintf(stdout, "\nembedded OTLP backend on %s (set OTEL_EXPORTER_OTLP_ENDPOINT to ship to your own collector)\n", be.Addr())
+	be.Report(stdout)
+	return err
+}
+
+// exampleResource is the resource of the example's spans: the SDK's
+// defaults and the service name its logs carry.
+func exampleResource() *resource.Resource {
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(serviceName()))
+	if err != nil {
+		// Only schema URLs that conflict make Merge fail; NewSchemaless has none.
+		return resource.Default()
+	}
+	return res
+}
+
+// simulate logs the training run through lp, with spans from tp, then
+// flushes and shuts both down. It returns the trace of each step, in order.
+func simulate(ctx context.Context, stdout io.Writer, lp *zaplens.LoggerProvider, tp *sdktrace.TracerProvider) ([]trace.TraceID, error) {
 	tracer := tp.Tracer("trainer")
 
 	// The user's ordinary logger: JSON on stdout, Debug and up, with a stack
@@ -94,7 +131,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 		zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel))
 
 	logger.Info("training started", zap.Int("steps", steps), zap.String("model", "tiny-gpt"))
-	train(ctx, tracer, logger)
+	traces := train(ctx, tracer, logger)
 	logger.Info("training finished")
 
 	// Flush: Sync flushes the logger provider within the bridge's bound;
@@ -102,22 +139,14 @@ func run(ctx context.Context, stdout io.Writer) error {
 	_ = logger.Sync()
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	var err error
 	if terr := tp.Shutdown(sctx); terr != nil {
 		err = fmt.Errorf("spans: %w", terr)
-	} else {
-		err = nil
 	}
 	if lerr := lp.Shutdown(sctx); lerr != nil {
 		err = errors.Join(err, fmt.Errorf("logs: %w", lerr))
 	}
-
-	if be == nil {
-		fmt.Fprintf(stdout, "\nsent to the collector at $OTEL_EXPORTER_OTLP_ENDPOINT: %s\n", lp.Stats())
-		return err
-	}
-	fmt.Fprintf(stdout, "\nembedded OTLP backend on %s (set OTEL_EXPORTER_OTLP_ENDPOINT to ship to your own collector)\n", be.Addr())
-	be.Report(stdout)
-	return err
+	return traces, err
 }
 
 func serviceName() attribute.KeyValue {
@@ -128,15 +157,18 @@ func serviceName() attribute.KeyValue {
 }
 
 // train simulates the loop: each step is a span with child spans for
-// loading data, the optimizer step and, every other step, a checkpoint.
-func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) {
+// loading data, the optimizer step and, every other step, a checkpoint. Each
+// step's span is the root of a trace of its own; train returns their ids.
+func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) []trace.TraceID {
 	data := logger.Named("trainer").Named("data")
 	optim := logger.Named("trainer").Named("optim")
 	ckpt := logger.Named("trainer").Named("checkpoint")
 	loss := 2.31
+	var traces []trace.TraceID
 
 	for step := 1; step <= steps; step++ {
 		sctx, span := tracer.Start(ctx, "train_step", trace.WithAttributes(attribute.Int("step", step)))
+		traces = append(traces, span.SpanContext().TraceID())
 
 		dctx, dspan := tracer.Start(sctx, "data.load")
 		data.Debug("prefetch queue", zaplens.Context(dctx), zap.Int("depth", 4)) // stdout only: below the bridge's level
@@ -166,6 +198,7 @@ func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) {
 		}
 		span.End()
 	}
+	return traces
 }
 
 // work stands in for compute.

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 		e2eFatalChild(addr)
 		return // not reached: Fatal exits
 	}
+	// Read before the ZAPLENS_* variables are cleared below: it says how the
+	// VictoriaLogs tests may treat a failed build (victorialogs_test.go).
+	vlSkip = os.Getenv(vlSkipEnv) == "1"
+	vlCI = os.Getenv("CI") == "true"
 	// The machine's OTEL_* variables must not change any test; tests that
 	// are about a variable set it themselves.
 	for _, kv := range os.Environ() {

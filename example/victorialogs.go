@@ -1,0 +1,96 @@
+package main
+
+// The -victorialogs mode: the same training run, its logs sent over
+// OTLP/HTTP to VictoriaLogs, a log database started here as a process on
+// 127.0.0.1, and for each trace the LogsQL query and the web UI link that
+// show its lines.
+//
+// VictoriaLogs is built from Go modules, in the tool module
+// integration/victorialogs of this checkout, into the user cache
+// directory, on first use only (see internal/victorialogs): this module's
+// go.mod does not gain its dependencies.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/victorialogs"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// runVictoriaLogs runs the example against VictoriaLogs, prints where each
+// trace's lines are, and then calls hold, which returns when VictoriaLogs
+// may stop. progress hears about the first build, which takes minutes.
+func runVictoriaLogs(ctx context.Context, stdout, progress io.Writer, hold func(context.Context, *victorialogs.Server) error) error {
+	bin, err := victorialogs.Binary(ctx, progress)
+	if err != nil {
+		return err
+	}
+	// A fresh database each run: the links show this run's lines only.
+	dir, err := os.MkdirTemp("", "zaplens-example-victorialogs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := victorialogs.Start(ctx, bin, victorialogs.Options{DataDir: dir})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	service := serviceName().Value.AsString()
+	lp, err := zaplens.NewLoggerProvider(ctx,
+		zaplens.WithProtocol("http/protobuf"),
+		zaplens.WithEndpoint(srv.LogsURL()),
+		// One stream per service: VictoriaLogs's default stream key is the
+		// whole resource, process.pid included, a new stream every run.
+		zaplens.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
+		zaplens.WithServiceName(service))
+	if err != nil {
+		return err
+	}
+	// VictoriaLogs stores logs, not spans: the spans are made for their
+	// ids, which every line carries, and exported nowhere.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(exampleResource()))
+	traces, err := simulate(ctx, stdout, lp, tp)
+	if err != nil {
+		return err
+	}
+	// Make the lines searchable now rather than within the second
+	// VictoriaLogs takes on its own, so the counts and links below are
+	// complete.
+	if err := srv.Flush(ctx); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stdout, "\nVictoriaLogs on http://%s, its web UI at %s\n", srv.Addr(), srv.UIURL())
+	for i, id := range traces {
+		query := "trace_id:=" + id.String()
+		n, err := srv.Count(ctx, query)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\ntrace %s (step %d): %d lines\n  LogsQL: %s\n  vmui:   %s\n", id, i+1, n, query, srv.QueryUIURL(query))
+	}
+	all := fmt.Sprintf("service.name:=%q", service)
+	fmt.Fprintf(stdout, "\nevery line of the run:\n  LogsQL: %s\n  vmui:   %s\n", all, srv.QueryUIURL(all))
+	return hold(ctx, srv)
+}
+
+// untilInterrupt keeps VictoriaLogs running until Ctrl-C, or until it
+// exits on its own.
+func untilInterrupt(ctx context.Context, srv *victorialogs.Server) error {
+	fmt.Println("\nVictoriaLogs keeps running for you to click; Ctrl-C stops it and removes its data.")
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-srv.Exited():
+		return fmt.Errorf("VictoriaLogs exited:\n%s", srv.Output())
+	}
+}

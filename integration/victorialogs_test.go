@@ -1,0 +1,156 @@
+package integration
+
+// VictoriaLogs, a real log database, as the backend: built from Go modules
+// in the tool module victorialogs/ (see internal/victorialogs), started as a
+// process on 127.0.0.1, fed by zaplens over OTLP/HTTP and queried back with
+// LogsQL. This is the step users come for: find a trace's lines.
+//
+// The first build on a machine takes about a minute with the modules in
+// the module cache, a few more without; later runs reuse the binary from
+// the user cache directory. A failed build fails the tests; a developer in
+// a hurry may set ZAPLENS_SKIP_VICTORIALOGS=1 to skip them instead, except
+// under CI=true.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/victorialogs"
+)
+
+const vlSkipEnv = "ZAPLENS_SKIP_VICTORIALOGS"
+
+// Set by TestMain, which clears every ZAPLENS_* variable before the tests.
+var vlSkip, vlCI bool
+
+var (
+	vlBinOnce sync.Once
+	vlBin     string
+	vlBinErr  error
+)
+
+// vlBinary builds VictoriaLogs once per test binary (and once per machine:
+// the binary is kept in the user cache directory).
+func vlBinary(t *testing.T) string {
+	t.Helper()
+	if vlSkip && !vlCI {
+		t.Skipf("%s=1: VictoriaLogs tests skipped", vlSkipEnv)
+	}
+	vlBinOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+		defer cancel()
+		start := time.Now()
+		vlBin, vlBinErr = victorialogs.Binary(ctx, nil)
+		t.Logf("VictoriaLogs binary %s ready in %v", vlBin, time.Since(start).Round(time.Millisecond))
+	})
+	if vlBinErr != nil {
+		// Not a skip: CI must not pass with the real backend untested.
+		t.Fatalf("VictoriaLogs could not be built: %v\n(set %s=1 to skip these tests outside CI)", vlBinErr, vlSkipEnv)
+	}
+	return vlBin
+}
+
+// vlStart starts VictoriaLogs on addr ("" for a free port) with the given
+// data directory, stopped at the end of the test.
+func vlStart(t *testing.T, addr, dataDir string) *victorialogs.Server {
+	t.Helper()
+	s, err := victorialogs.Start(context.Background(), vlBinary(t), victorialogs.Options{Addr: addr, DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// vlProvider is zaplens's pipeline sending to VictoriaLogs at logsURL over
+// OTLP/HTTP. The stream is keyed by service.name alone: by default
+// VictoriaLogs keys it by the whole resource, process.pid included, which
+// makes a new stream per process start.
+func vlProvider(t *testing.T, logsURL, service string, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+	t.Helper()
+	losses := &e2eBuffer{}
+	all := []zaplens.ProviderOption{
+		zaplens.WithProtocol("http/protobuf"),
+		zaplens.WithEndpoint(logsURL),
+		zaplens.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
+		zaplens.WithServiceName(service),
+		zaplens.WithLossWriter(losses),
+	}
+	p, err := zaplens.NewLoggerProvider(context.Background(), append(all, opts...)...)
+	if err != nil {
+		t.Fatalf("NewLoggerProvider: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = p.Shutdown(ctx)
+		if s := losses.String(); s != "" {
+			t.Logf("loss reports:\n%s", s)
+		}
+	})
+	return p, losses
+}
+
+// vlQuery runs query until it returns want rows or 10 s pass, flushing
+// VictoriaLogs's in-memory rows before each try, and returns the last
+// answer. A query may see fewer rows than were sent only until the
+// export and the flush are done; more is never right, and is returned at
+// once.
+func vlQuery(t *testing.T, s *victorialogs.Server, query string, want int) []map[string]string {
+	t.Helper()
+	var rows []map[string]string
+	var err error
+	waitFor(10*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err = s.Flush(ctx); err != nil {
+			return false
+		}
+		rows, err = s.Query(ctx, query)
+		return err == nil && len(rows) >= want
+	})
+	if err != nil {
+		t.Fatalf("query %q: %v", query, err)
+	}
+	return rows
+}
+
+// vlCount is vlQuery for `query | count()`.
+func vlCount(t *testing.T, s *victorialogs.Server, query string, want int) int {
+	t.Helper()
+	var n int
+	var err error
+	waitFor(20*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err = s.Flush(ctx); err != nil {
+			return false
+		}
+		n, err = s.Count(ctx, query)
+		return err == nil && n >= want
+	})
+	if err != nil {
+		t.Fatalf("count %q: %v", query, err)
+	}
+	return n
+}
+
+// vlDump logs rows, for a failure's message.
+func vlDump(t *testing.T, rows []map[string]string) {
+	t.Helper()
+	for _, r := range rows {
+		keys := slices.Sorted(maps.Keys(r))
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%q", k, r[k])
+		}
+		t.Logf("row:%s", b.String())
+	}
+}
