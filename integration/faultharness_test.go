@@ -656,8 +656,8 @@ func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
 	// than the OTLP timeout, and a 200, whatever its body, is a delivery.
 	for _, rd := range h.rounds {
 		if s := rd.progress.Snap; s != nil && rd.report == nil && s.Failed+s.RecoveredFailed > uint64(refused[rd.i]) {
-			h.t.Errorf("%v: the child counts %d failed (Failed %d + RecoveredFailed %d), but the collector refused only %d lines; it answered 200 with an empty or JSON body %d times this round",
-				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, refused[rd.i], rd.odd200)
+			h.t.Errorf("%v: the child counts %d failed (Failed %d + RecoveredFailed %d), but the collector refused only %d lines; it answered 200 with an empty or JSON body %d times this round; stderr:\n%s",
+				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, refused[rd.i], rd.odd200, rd.stderr)
 		}
 	}
 }
