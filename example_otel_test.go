@@ -1,13 +1,17 @@
 package zaplens_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
 )
@@ -35,4 +39,27 @@ func ExampleWithResource() {
 	defer provider.Shutdown(ctx)
 	fmt.Println("logs and traces share", res.Len(), "resource attributes")
 	// Output: logs and traces share 2 resource attributes
+}
+
+// Secrets stay out of what the provider sends: the value of a matching key
+// goes as "[redacted]", at any depth and in any case. The base core of a
+// tee, the program's own, still prints them: it is not the provider's.
+func ExampleWithRedactKeys() {
+	ctx := context.Background()
+	var sent bytes.Buffer // the console exporter's OTLP/JSON
+	provider, _ := zaplens.NewLoggerProvider(ctx,
+		zaplens.WithRedactKeys("password", "authorization"),
+		zaplens.WithExporterName("console"),
+		zaplens.WithConsoleWriter(&sent),
+	)
+	logger := zap.New(zaplens.NewCore(zaplens.WithLoggerProvider(provider)))
+	logger.Info("login", zap.String("user", "ann"), zap.String("Password", "hunter2"),
+		zap.Any("headers", map[string]string{"Authorization": "Bearer abc"}))
+	_ = provider.Shutdown(ctx)
+
+	fmt.Println(strings.Contains(sent.String(), "hunter2"), strings.Contains(sent.String(), "Bearer"))
+	fmt.Println(strings.Count(sent.String(), "[redacted]"))
+	// Output:
+	// false false
+	// 2
 }

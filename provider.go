@@ -117,7 +117,8 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		return nil, err
 	}
 	p := &LoggerProvider{
-		limits:        otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true},
+		limits: otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true,
+			Redact: otlpwire.NewRedactor(c.redactKeys...)},
 		loggers:       map[loggerKey]*logger{},
 		overflowScope: -1,
 		shutdownDone:  make(chan struct{}),

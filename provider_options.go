@@ -109,6 +109,7 @@ type providerConfig struct {
 	serviceName    string
 	resourceAttrs  []attribute.KeyValue
 	resource       *resource.Resource // WithResource's; nil: detect
+	redactKeys     []string
 	reportInterval time.Duration
 	report         func(Loss)
 	reportWriter   io.Writer
@@ -265,6 +266,25 @@ func WithResourceAttributes(attrs ...attribute.KeyValue) ProviderOption {
 // WithResource.
 func WithResource(res *resource.Resource) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.resource = res })
+}
+
+// WithRedactKeys sends the value of every record attribute whose key is
+// one of keys, ignoring case, as the string "[redacted]", whatever its
+// type: at any depth (the entries of maps, in attributes and in a map
+// body, and of maps in slices), in what the bridge sends and in what
+// other code emits through the provider's loggers alike. Keys are whole
+// keys, not parts: "token" does not match "token_count". Later calls add
+// keys. Without it nothing is compared, and the logging call costs what it
+// did.
+//
+// It acts on what this provider sends, not on the base core of a
+// [NewTee]: that is the program's own, and prints what it is given. A
+// provider of the program's own redacts with an sdk/log Processor
+// registered before its exporting one; docs/opentelemetry.md has one that
+// sends the same bytes.
+func WithRedactKeys(keys ...string) ProviderOption {
+	keys = append([]string(nil), keys...)
+	return providerOptionFunc(func(c *providerConfig) { c.redactKeys = append(c.redactKeys, keys...) })
 }
 
 // WithAttributeCountLimit sets the most attributes a record keeps, overriding
