@@ -76,6 +76,18 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
 	c := newProviderConfig(opts)
+	file, err := c.applyConfigFile(ctx)
+	if err != nil {
+		return voidProvider(&c, err)
+	}
+	if file != nil {
+		if file.disabled && !c.disabled.set {
+			return noopProvider(), nil
+		}
+		if c.resource == nil {
+			c.resource = file.resource
+		}
+	}
 	if err := c.resolveEnv(); err != nil {
 		return voidProvider(&c, err)
 	}
