@@ -50,7 +50,12 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 
 // NewLoggerProvider builds a provider from the options and the standard
 // OpenTelemetry environment variables (the README lists them).
-// Options win over the environment.
+// Options win over the environment. When OTEL_CONFIG_FILE names a
+// declarative configuration file, its logger_provider and resource
+// sections are taken too, over the variables and under the options; what
+// it asks that zaplens cannot run (several processors, a simple one,
+// another exporter) is an error naming the setting's path in the file
+// (docs/opentelemetry.md).
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or
 // OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error. A
