@@ -84,34 +84,52 @@ type diffPair struct {
 
 func newDiffPair(tb testing.TB) *diffPair {
 	tb.Helper()
+	// The same resource on both sides: ours is built by newResource from
+	// the options; the SDK is given what newResource builds from the same.
+	res, err := newResource(context.Background(), &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newDiffPairWith(tb, diffSetup{
+		sdk:  []sdklog.LoggerProviderOption{sdklog.WithResource(res)},
+		ours: []ProviderOption{WithServiceName(diffService), WithResourceAttributes(diffResourceAttrs...)},
+	})
+}
+
+// diffSetup is what a differential test adds to each side: the SDK's
+// provider options and processors (which see each record before the batch
+// processor does), and our provider's options.
+type diffSetup struct {
+	sdk        []sdklog.LoggerProviderOption
+	processors []sdklog.Processor
+	ours       []ProviderOption
+}
+
+func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
+	tb.Helper()
 	ctx := context.Background()
 	p := &diffPair{
 		sdk:   startOTLPServer(tb, "127.0.0.1:0", keepRecords()),
 		ours:  startOTLPServer(tb, "127.0.0.1:0", keepRecords()),
 		start: time.Now(),
 	}
-	// The same resource on both sides: ours is built by newResource from
-	// the options; the SDK is given what newResource builds from the same.
-	res, err := newResource(ctx, &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
-	if err != nil {
-		tb.Fatal(err)
-	}
 	exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(p.sdk.addr), otlploggrpc.WithInsecure())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p.sdkP = sdklog.NewLoggerProvider(
-		sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
-		sdklog.WithResource(res))
-	p.ourP, err = NewLoggerProvider(ctx,
-		WithEndpoint("http://"+p.ours.addr),
-		WithServiceName(diffService),
-		WithResourceAttributes(diffResourceAttrs...),
+	var sdkOpts []sdklog.LoggerProviderOption
+	for _, proc := range setup.processors {
+		sdkOpts = append(sdkOpts, sdklog.WithProcessor(proc))
+	}
+	sdkOpts = append(sdkOpts, sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+	p.sdkP = sdklog.NewLoggerProvider(append(sdkOpts, setup.sdk...)...)
+	p.ourP, err = NewLoggerProvider(ctx, append([]ProviderOption{
+		WithEndpoint("http://" + p.ours.addr),
 		WithLossWriter(nil),
 		// Exports only when flushed, so that each side sends its records
 		// in the same requests, whatever the timing of the two runs.
 		WithScheduleDelay(time.Hour),
-		WithRequestBytes(8<<20))
+		WithRequestBytes(8 << 20)}, setup.ours...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -146,7 +146,9 @@ func (c *providerConfig) resolveOTLP() error {
 		errs = append(errs, err)
 		c.insecure.value = v // not .set: an endpoint's scheme wins over it
 	}
-	c.endpointFrom = "WithEndpoint"
+	if c.endpointFrom == "" {
+		c.endpointFrom = "WithEndpoint" // else the configuration file's setting
+	}
 	if !c.endpoint.set {
 		errs = append(errs, c.resolveEndpoint())
 	}
@@ -160,10 +162,12 @@ func (c *providerConfig) resolveOTLP() error {
 		c.headers.put(h)
 		c.headersFrom = k
 	} else {
-		h, err := checkHeaders("WithHeaders", c.headers.value, c.protocol.value)
+		if c.headersFrom == "" {
+			c.headersFrom = "WithHeaders" // else the configuration file's setting
+		}
+		h, err := checkHeaders(c.headersFrom, c.headers.value, c.protocol.value)
 		errs = append(errs, err)
 		c.headers.value = h
-		c.headersFrom = "WithHeaders"
 	}
 	if !c.tlsConfig.set {
 		cfg, err := envTLS()

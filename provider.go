@@ -50,7 +50,12 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 
 // NewLoggerProvider builds a provider from the options and the standard
 // OpenTelemetry environment variables (the README lists them).
-// Options win over the environment.
+// Options win over the environment. When OTEL_CONFIG_FILE names a
+// declarative configuration file, its logger_provider and resource
+// sections are taken too, over the variables and under the options; what
+// it asks that zaplens cannot run (several processors, a simple one,
+// another exporter) is an error naming the setting's path in the file
+// (docs/opentelemetry.md).
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or
 // OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error. A
@@ -76,6 +81,18 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
 	c := newProviderConfig(opts)
+	file, err := c.applyConfigFile(ctx)
+	if err != nil {
+		return voidProvider(&c, err)
+	}
+	if file != nil {
+		if file.disabled && !c.disabled.set {
+			return noopProvider(), nil
+		}
+		if c.resource == nil {
+			c.resource = file.resource
+		}
+	}
 	if err := c.resolveEnv(); err != nil {
 		return voidProvider(&c, err)
 	}
@@ -117,7 +134,8 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		return nil, err
 	}
 	p := &LoggerProvider{
-		limits:        otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true},
+		limits: otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true,
+			Redact: otlpwire.NewRedactor(c.redactKeys...)},
 		loggers:       map[loggerKey]*logger{},
 		overflowScope: -1,
 		shutdownDone:  make(chan struct{}),

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
 
 	"github.com/zaplens/zaplens/internal/pipeline"
 )
@@ -107,6 +108,8 @@ type providerConfig struct {
 	blockOnFull    time.Duration
 	serviceName    string
 	resourceAttrs  []attribute.KeyValue
+	resource       *resource.Resource // WithResource's; nil: detect
+	redactKeys     []string
 	reportInterval time.Duration
 	report         func(Loss)
 	reportWriter   io.Writer
@@ -246,6 +249,42 @@ func WithServiceName(name string) ProviderOption {
 // of the same key from the environment and from detection.
 func WithResourceAttributes(attrs ...attribute.KeyValue) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.resourceAttrs = append(c.resourceAttrs, attrs...) })
+}
+
+// WithResource makes res the provider's resource, merged with the
+// environment as the OpenTelemetry SDK's providers merge the resource
+// they are given: OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME under
+// res's attributes, which win, and res's schema URL. Give it the resource
+// the program's TracerProvider uses, with its detectors (Kubernetes,
+// cloud, container), and logs and traces of the process carry the same
+// resource, by which a backend joins them. zaplens's own detection (host,
+// process, rank, the unknown_service fallback) is then left out: it would
+// make the two differ. [WithServiceName] and [WithResourceAttributes] still
+// win over res. A nil res keeps the detection.
+//
+// A provider of the program's own takes the same resource with sdk/log's
+// WithResource.
+func WithResource(res *resource.Resource) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.resource = res })
+}
+
+// WithRedactKeys sends the value of every record attribute whose key is
+// one of keys, ignoring case, as the string "[redacted]", whatever its
+// type: at any depth (the entries of maps, in attributes and in a map
+// body, and of maps in slices), in what the bridge sends and in what
+// other code emits through the provider's loggers alike. Keys are whole
+// keys, not parts: "token" does not match "token_count". Later calls add
+// keys. Without it nothing is compared, and the logging call costs what it
+// did.
+//
+// It acts on what this provider sends, not on the base core of a
+// [NewTee]: that is the program's own, and prints what it is given. A
+// provider of the program's own redacts with an sdk/log Processor
+// registered before its exporting one; docs/opentelemetry.md has one that
+// sends the same bytes.
+func WithRedactKeys(keys ...string) ProviderOption {
+	keys = append([]string(nil), keys...)
+	return providerOptionFunc(func(c *providerConfig) { c.redactKeys = append(c.redactKeys, keys...) })
 }
 
 // WithAttributeCountLimit sets the most attributes a record keeps, overriding

@@ -27,6 +27,9 @@ const (
 // command line is left out on purpose: training jobs pass tokens and paths
 // as arguments, and the resource goes with every export.
 func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, error) {
+	if c.resource != nil {
+		return givenResource(ctx, c)
+	}
 	res, err := resource.New(ctx,
 		resource.WithTelemetrySDK(),
 		resource.WithHost(),
@@ -55,6 +58,30 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 			semconv.ServiceName("unknown_service:"+filepath.Base(os.Args[0]))))
 	}
 	return res, err
+}
+
+// givenResource is the resource of WithResource as the SDK's providers make
+// it (sdk/log's WithResource: resource.Merge(resource.Environment(), res)):
+// the environment's attributes under the given ones, which win, and the
+// given schema URL, since the environment's has none. Nothing is detected
+// and no unknown_service fallback is added, so that logs carry the very
+// resource the program's TracerProvider was given and a backend joins the
+// two by it. The options still win over both, as everywhere.
+func givenResource(ctx context.Context, c *providerConfig) (*resource.Resource, error) {
+	env, err := resource.New(ctx, fromEnv(c))
+	if err != nil {
+		// checkResourceEnv has left out a value the SDK would half-read;
+		// say nothing of the value itself, which may hold a secret.
+		return nil, errors.New("OTEL_RESOURCE_ATTRIBUTES is malformed: want key=value pairs separated by commas, values percent-encoded")
+	}
+	res, err := resource.Merge(env, c.resource)
+	if err != nil {
+		return nil, err // not reached: the environment's has no schema URL
+	}
+	if attrs := optionAttributes(c); len(attrs) > 0 {
+		return resource.Merge(res, resource.NewSchemaless(attrs...))
+	}
+	return res, nil
 }
 
 // fromEnv reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, or only

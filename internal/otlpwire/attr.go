@@ -18,7 +18,11 @@ import (
 // AppendStringAttr appends an attribute with a string value.
 func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
 	e := encoder{Limits: lim}
-	key, v = e.valid(key), e.str(v)
+	key = e.valid(key)
+	if lim.Redact != nil && lim.Redact.Match(key) {
+		v = Redacted
+	}
+	v = e.str(v)
 	value := 1 + protowire.SizeBytes(len(v))
 	b = appendAttrHead(b, key, value)
 	b = appendTag(b, anyString, protowire.BytesType)
@@ -29,6 +33,9 @@ func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
 func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
 	e := encoder{Limits: lim}
 	key = e.valid(key)
+	if lim.Redact != nil && lim.Redact.Match(key) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	if lim.ValueLength >= 0 && len(v) > lim.ValueLength {
 		v = v[:lim.ValueLength]
 	}
@@ -40,6 +47,9 @@ func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
 // AppendIntAttr appends an attribute with an integer value.
 func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
 	key = encoder{Limits: lim}.valid(key)
+	if lim.Redact != nil && lim.Redact.Match(key) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	b = appendAttrHead(b, key, 1+protowire.SizeVarint(uint64(v)))
 	b = appendTag(b, anyInt, protowire.VarintType)
 	return appendVarint(b, uint64(v))
@@ -48,6 +58,9 @@ func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
 // AppendFloatAttr appends an attribute with a double value.
 func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
 	key = encoder{Limits: lim}.valid(key)
+	if lim.Redact != nil && lim.Redact.Match(key) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	b = appendAttrHead(b, key, 1+8)
 	b = append(b, anyDouble<<3|byte(protowire.Fixed64Type))
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
@@ -56,6 +69,9 @@ func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
 // AppendBoolAttr appends an attribute with a boolean value.
 func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
 	key = encoder{Limits: lim}.valid(key)
+	if lim.Redact != nil && lim.Redact.Match(key) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	b = appendAttrHead(b, key, 1+1)
 	b = appendTag(b, anyBool, protowire.VarintType)
 	return appendVarint(b, protowire.EncodeBool(v))
@@ -67,6 +83,9 @@ func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
 // not build the value, which costs an allocation, and another to read.
 func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
+	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	b, start := begin(b, recAttributes)
 	b = appendStringField(b, kvKey, e.valid(key))
 	b, value := begin(b, kvValue)
@@ -79,6 +98,9 @@ func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) [
 // attribute.SliceValue of those values, without building it.
 func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
+	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
 	b, start := begin(b, recAttributes)
 	b = appendStringField(b, kvKey, e.valid(key))
 	b, value := begin(b, kvValue)

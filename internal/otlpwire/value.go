@@ -44,6 +44,10 @@ type Limits struct {
 	// scope's attributes). A map's keys are sorted, stably: repeats are
 	// neighbours.
 	UniqueMaps bool
+	// Redact, when set, sends the value of every attribute whose key it
+	// matches, at any depth, maps in a body included, as [Redacted]:
+	// after the limits, as the SDK's processors see a record.
+	Redact *Redactor
 }
 
 // DefaultLimits are the SDK's defaults.
@@ -112,8 +116,13 @@ func Truncate(limit int, s string) string {
 // appendKeyValue appends a KeyValue message, tag included, as field num.
 func (e encoder) appendKeyValue(b []byte, num protowire.Number, kv attribute.KeyValue, depth int) []byte {
 	b, start := begin(b, num)
-	b = appendStringField(b, kvKey, e.valid(string(kv.Key)))
-	b = e.appendValue(b, kvValue, kv.Value, depth)
+	key := e.valid(string(kv.Key))
+	b = appendStringField(b, kvKey, key)
+	v := kv.Value
+	if e.Redact != nil && e.Redact.Match(key) {
+		v = redactedValue
+	}
+	b = e.appendValue(b, kvValue, v, depth)
 	return end(b, start)
 }
 

@@ -1,0 +1,58 @@
+package zaplens
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/zap"
+)
+
+// BenchmarkRedact is BenchmarkWire's line, and BenchmarkEmit's record, on a
+// provider with WithRedactKeys of four keys: keys=none is without it, the
+// path BenchmarkWire measures; nomatch has the keys and no field matching
+// them, the usual case; match has one of the fields match.
+func BenchmarkRedact(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	keys := []string{"password", "Authorization", "api_key", "secret"}
+	for _, bc := range []struct {
+		name   string
+		keys   []string
+		fields []zap.Field
+	}{
+		{"keys=none", nil, caseOneFields(ctx)},
+		{"keys=4/nomatch", keys, caseOneFields(ctx)},
+		{"keys=4/match", keys, append(caseOneFields(ctx)[:5], zap.String("password", "hunter2"))},
+	} {
+		p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(), WithRedactKeys(bc.keys...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("wire/"+bc.name, func(b *testing.B) {
+			logger := zap.New(NewCore(WithLoggerProvider(p)))
+			b.ReportAllocs()
+			for b.Loop() {
+				logger.Info("step done", bc.fields...)
+			}
+		})
+		b.Run("emit/"+bc.name, func(b *testing.B) {
+			l := p.Logger("emit")
+			var r log.Record
+			r.SetSeverity(log.SeverityInfo)
+			r.SetBody(attribute.MapValue(attribute.String("msg", "step done"), attribute.Int("step", 3)))
+			r.AddAttributes(attribute.String("phase", "train"),
+				attribute.KeyValue{Key: "model", Value: attribute.MapValue(attribute.String("name", "gpt"), attribute.Int("layers", 24))},
+				attribute.KeyValue{Key: "ranks", Value: attribute.SliceValue(attribute.IntValue(0), attribute.IntValue(1))})
+			if bc.name == "keys=4/match" {
+				r.AddAttributes(attribute.String("secret", "s3"))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Emit(context.Background(), r)
+			}
+		})
+		_ = p.Shutdown(context.Background())
+	}
+}

@@ -1,0 +1,406 @@
+package zaplens
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/otelconf"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/zaplens/zaplens/internal/transport"
+)
+
+// The declarative configuration: a file named by OTEL_CONFIG_FILE, read
+// with otelconf's parser into its types, so that zaplens reads the very
+// file the program's other providers are built from (otelconf.NewSDK),
+// variable substitution included. Only its logger_provider and resource
+// sections concern zaplens; what they ask that zaplens's one pipeline
+// cannot be is refused with the path of the setting, rather than half
+// done.
+
+// configFileVar names the configuration file.
+const configFileVar = "OTEL_CONFIG_FILE"
+
+// fileConfig is what the file says of the provider.
+type fileConfig struct {
+	path     string // the file, for messages
+	disabled bool   // disabled: true, or no logger_provider
+	resource *resource.Resource
+}
+
+// applyConfigFile reads the file OTEL_CONFIG_FILE names, if any, into the
+// settings no option set: the file wins over the variables, and options
+// win over the file. Its errors name the file and the setting.
+func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, error) {
+	path := strings.TrimSpace(os.Getenv(configFileVar))
+	if path == "" {
+		return nil, nil
+	}
+	b, err := readConfigFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", configFileVar, err)
+	}
+	cfg, err := otelconf.ParseYAML(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
+	}
+	f := &fileConfig{path: path}
+	if err := f.apply(ctx, c, cfg); err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
+	}
+	return f, nil
+}
+
+// maxConfigFile bounds the configuration file: far more than any.
+const maxConfigFile = 1 << 20
+
+// readConfigFile reads a regular file of at most maxConfigFile bytes, for
+// the reasons readPEMFile gives.
+func readConfigFile(path string) ([]byte, error) {
+	b, err := readPEMFile(path)
+	if err != nil && strings.Contains(err.Error(), "larger than") {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxConfigFile)
+	}
+	return b, err
+}
+
+func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *otelconf.OpenTelemetryConfiguration) error {
+	if cfg.Disabled != nil && *cfg.Disabled {
+		f.disabled = true
+		return nil
+	}
+	lp := cfg.LoggerProvider
+	if lp == nil {
+		// As otelconf.NewSDK: no logger_provider, no logs.
+		f.disabled = true
+		return nil
+	}
+	if err := f.applyProcessors(c, lp.Processors); err != nil {
+		return err
+	}
+	f.applyLimits(c, cfg.AttributeLimits, lp.Limits)
+	res, err := fileResource(ctx, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	f.resource = res
+	return nil
+}
+
+func (f *fileConfig) applyProcessors(c *providerConfig, procs []otelconf.LogRecordProcessor) error {
+	switch {
+	case len(procs) == 0:
+		return errors.New("logger_provider.processors: none given; zaplens runs one batch processor")
+	case len(procs) > 1:
+		return fmt.Errorf("logger_provider.processors[1]: zaplens runs one processor, a batch one; this file gives %d", len(procs))
+	}
+	p := procs[0]
+	const at = "logger_provider.processors[0]"
+	switch {
+	case p.Simple != nil:
+		return errors.New(at + ".simple: not supported; zaplens exports in batches off the logging call: use batch")
+	case p.Batch == nil:
+		return errors.New(at + ": no batch processor; zaplens runs one batch processor")
+	}
+	b := p.Batch
+	if b.MaxQueueSize != nil && !c.queueSize.set {
+		c.queueSize.put(*b.MaxQueueSize)
+	}
+	if b.MaxExportBatchSize != nil && !c.batchSize.set {
+		c.batchSize.put(*b.MaxExportBatchSize)
+	}
+	// Zero is "no limit" in the file; zaplens keeps a bound on every wait,
+	// so zero keeps the default, as otelconf does for the exporter's.
+	if b.ScheduleDelay != nil && *b.ScheduleDelay > 0 && !c.scheduleDelay.set {
+		c.scheduleDelay.put(time.Duration(*b.ScheduleDelay) * time.Millisecond)
+	}
+	if b.ExportTimeout != nil && *b.ExportTimeout > 0 && !c.exportTimeout.set {
+		c.exportTimeout.put(time.Duration(*b.ExportTimeout) * time.Millisecond)
+	}
+	return f.applyExporter(c, at+".batch.exporter", b.Exporter)
+}
+
+func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogRecordExporter) error {
+	n := 0
+	for _, set := range []bool{e.Console != nil, e.OTLPGrpc != nil, e.OTLPHttp != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return errors.New(at + ": no exporter zaplens can run; it runs otlp_grpc, otlp_http or console")
+	case n > 1:
+		return errors.New(at + ": more than one exporter; zaplens runs one")
+	}
+	if c.exporterName.set {
+		return nil // an option chose the exporter: the file's is not used
+	}
+	if e.Console != nil {
+		c.exporterName.put("console")
+		return nil
+	}
+	c.exporterName.put("otlp")
+	if g := e.OTLPGrpc; g != nil {
+		at += ".otlp_grpc"
+		var t otlpFileTLS
+		if g.Tls != nil {
+			t = otlpFileTLS{ca: g.Tls.CaFile, cert: g.Tls.CertFile, key: g.Tls.KeyFile, insecure: g.Tls.Insecure}
+		}
+		return f.applyOTLP(c, at, string(transport.GRPC), otlpFile{g.Endpoint, g.Compression, g.Timeout, g.Headers, g.HeadersList, t})
+	}
+	h := e.OTLPHttp
+	at += ".otlp_http"
+	if h.Encoding != nil && *h.Encoding != otelconf.OTLPHttpEncodingProtobuf {
+		return fmt.Errorf("%s.encoding: %q is not supported; use protobuf, which every collector accepts", at, string(*h.Encoding))
+	}
+	var t otlpFileTLS
+	if h.Tls != nil {
+		t = otlpFileTLS{ca: h.Tls.CaFile, cert: h.Tls.CertFile, key: h.Tls.KeyFile}
+	}
+	return f.applyOTLP(c, at, string(transport.HTTPProtobuf), otlpFile{h.Endpoint, h.Compression, h.Timeout, h.Headers, h.HeadersList, t})
+}
+
+// otlpFile is what the two OTLP exporters of the file have in common.
+type otlpFile struct {
+	endpoint, compression *string
+	timeout               *int
+	headers               []otelconf.NameStringValuePair
+	headersList           *string
+	tls                   otlpFileTLS
+}
+
+type otlpFileTLS struct {
+	ca, cert, key *string
+	insecure      *bool // gRPC only: plaintext to an endpoint without scheme
+}
+
+func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFile) error {
+	if !c.protocol.set {
+		c.protocol.put(protocol)
+	}
+	if o.endpoint != nil && !c.endpoint.set {
+		ep := strings.TrimSpace(*o.endpoint)
+		if o.tls.insecure != nil && *o.tls.insecure && !strings.Contains(ep, "://") {
+			ep = "http://" + ep // the file's insecure applies to an endpoint without scheme only
+		}
+		if _, err := transport.ParseEndpoint(ep, transport.Protocol(c.protocol.value), false); err != nil {
+			return fmt.Errorf("%s.endpoint: %w", at, err)
+		}
+		c.endpoint.put(ep)
+		c.endpointFrom = at + ".endpoint"
+	}
+	if o.compression != nil && !c.compression.set {
+		switch *o.compression {
+		case "gzip", "none":
+			c.compression.put(*o.compression)
+		default:
+			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.compression)
+		}
+	}
+	if o.timeout != nil && *o.timeout > 0 && !c.otlpTimeout.set {
+		c.otlpTimeout.put(time.Duration(*o.timeout) * time.Millisecond)
+	}
+	if (o.headers != nil || o.headersList != nil) && !c.headers.set {
+		h, err := fileHeaders(at, o.headers, o.headersList)
+		if err != nil {
+			return err
+		}
+		h, err = checkHeaders(at+".headers", h, protocol)
+		if err != nil {
+			return err
+		}
+		c.headers.put(h)
+		c.headersFrom = at + ".headers"
+	}
+	if !c.tlsConfig.set && (o.tls.ca != nil || o.tls.cert != nil || o.tls.key != nil) {
+		cfg, err := fileTLS(at+".tls", o.tls)
+		if err != nil {
+			return err
+		}
+		c.tlsConfig.put(cfg)
+	}
+	return nil
+}
+
+// fileHeaders is headers_list, then headers, which win, as otelconf takes
+// them; a header whose value is null is left out.
+func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string) (map[string]string, error) {
+	h := map[string]string{}
+	if list != nil {
+		pairs, err := parsePairs(at+".headers_list", *list)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(h, pairs)
+	}
+	for i, kv := range headers {
+		if kv.Name == "" {
+			return nil, fmt.Errorf("%s.headers[%d]: no name", at, i)
+		}
+		if kv.Value != nil {
+			h[kv.Name] = *kv.Value
+		}
+	}
+	return h, nil
+}
+
+func fileTLS(at string, t otlpFileTLS) (*tls.Config, error) {
+	var cfg tls.Config
+	if t.ca != nil {
+		pool, err := loadCertPool(*t.ca)
+		if err != nil {
+			return nil, fmt.Errorf("%s.ca_file: %w", at, err)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case t.cert != nil && t.key != nil:
+		pair, err := loadKeyPair(*t.cert, *t.key)
+		if err != nil {
+			return nil, fmt.Errorf("%s.cert_file and key_file: %w", at, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	case t.cert != nil:
+		return nil, errors.New(at + ".key_file: missing; cert_file needs it")
+	case t.key != nil:
+		return nil, errors.New(at + ".cert_file: missing; key_file needs it")
+	}
+	return &cfg, nil
+}
+
+// applyLimits takes logger_provider.limits, or else the general
+// attribute_limits, as otelconf gives them to sdk/log.
+func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeLimits, l *otelconf.LogRecordLimits) {
+	var count, length *int
+	if general != nil {
+		count, length = general.AttributeCountLimit, general.AttributeValueLengthLimit
+	}
+	if l != nil {
+		if l.AttributeCountLimit != nil {
+			count = l.AttributeCountLimit
+		}
+		if l.AttributeValueLengthLimit != nil {
+			length = l.AttributeValueLengthLimit
+		}
+	}
+	if count != nil && !c.attrCount.set {
+		c.attrCount.put(*count)
+	}
+	if length != nil && !c.attrValueLen.set {
+		c.attrValueLen.put(*length)
+	}
+}
+
+// fileResource builds the resource section as otelconf builds it for the
+// program's other providers: the SDK's default resource (its service name
+// fallback, the SDK's attributes, OTEL_RESOURCE_ATTRIBUTES and
+// OTEL_SERVICE_NAME), under attributes_list, under attributes, with the
+// schema URL given. Without the section, the SDK's default resource, as
+// otelconf.NewSDK gives.
+func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource, error) {
+	if r == nil {
+		return resource.DefaultWithContext(ctx), nil
+	}
+	var list []attribute.KeyValue
+	if r.AttributesList != nil {
+		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range pairs {
+			list = append(list, attribute.String(k, v))
+		}
+	}
+	attrs := make([]attribute.KeyValue, 0, len(r.Attributes))
+	for i, a := range r.Attributes {
+		kv, err := fileAttribute(a)
+		if err != nil {
+			return nil, fmt.Errorf("resource.attributes[%d] (%s): %w", i, printable(a.Name), err)
+		}
+		attrs = append(attrs, kv)
+	}
+	schema := ""
+	if r.SchemaUrl != nil {
+		schema = *r.SchemaUrl
+	}
+	return resource.New(ctx,
+		resource.WithAttributes(resource.DefaultWithContext(ctx).Attributes()...),
+		resource.WithAttributes(list...),
+		resource.WithAttributes(attrs...),
+		resource.WithSchemaURL(schema))
+}
+
+// fileAttribute converts a resource attribute of the file: its value as
+// otelconf converts it, and the arrays its type names as arrays.
+func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
+	vs, isArray := a.Value.([]any)
+	if !isArray {
+		switch v := a.Value.(type) {
+		case bool:
+			return attribute.Bool(a.Name, v), nil
+		case int:
+			return attribute.Int(a.Name, v), nil
+		case float64:
+			return attribute.Float64(a.Name, v), nil
+		case string:
+			return attribute.String(a.Name, v), nil
+		}
+		return attribute.String(a.Name, fmt.Sprint(a.Value)), nil
+	}
+	t := otelconf.AttributeTypeStringArray
+	if a.Type != nil {
+		t = *a.Type
+	}
+	bad := fmt.Errorf("an element is not of type %s", t)
+	switch t {
+	case otelconf.AttributeTypeBoolArray:
+		out := make([]bool, len(vs))
+		for i, v := range vs {
+			b, ok := v.(bool)
+			if !ok {
+				return attribute.KeyValue{}, bad
+			}
+			out[i] = b
+		}
+		return attribute.BoolSlice(a.Name, out), nil
+	case otelconf.AttributeTypeIntArray:
+		out := make([]int64, len(vs))
+		for i, v := range vs {
+			n, ok := v.(int)
+			if !ok {
+				return attribute.KeyValue{}, bad
+			}
+			out[i] = int64(n)
+		}
+		return attribute.Int64Slice(a.Name, out), nil
+	case otelconf.AttributeTypeDoubleArray:
+		out := make([]float64, len(vs))
+		for i, v := range vs {
+			x, ok := v.(float64)
+			if !ok {
+				return attribute.KeyValue{}, bad
+			}
+			out[i] = x
+		}
+		return attribute.Float64Slice(a.Name, out), nil
+	case otelconf.AttributeTypeStringArray:
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			s, ok := v.(string)
+			if !ok {
+				return attribute.KeyValue{}, bad
+			}
+			out[i] = s
+		}
+		return attribute.StringSlice(a.Name, out), nil
+	}
+	return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
+}

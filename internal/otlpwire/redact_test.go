@@ -1,0 +1,64 @@
+package otlpwire
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+)
+
+func TestRedactorMatch(t *testing.T) {
+	long := strings.Repeat("k", maxASCIIKey+5)
+	r := NewRedactor("Password", "api_key", "", long, "straße")
+	for key, want := range map[string]bool{
+		"password": true, "PASSWORD": true, "PassWord": true, "passwor": false, "password1": false,
+		"API_KEY": true, "api-key": false, "": false, "x": false,
+		strings.ToUpper(long): true, long[1:]: false,
+		"STRASSE": false, "STRAßE": true, // simple folding, as strings.EqualFold
+		"api_\u212aey": true, // the Kelvin sign folds to k
+	} {
+		if got := r.Match(key); got != want {
+			t.Errorf("Match(%q) = %v, want %v", key, got, want)
+		}
+	}
+	if NewRedactor() != nil || NewRedactor("") != nil {
+		t.Error("a Redactor of no keys is not nil")
+	}
+	var none *Redactor
+	if none.Match("password") {
+		t.Error("the nil Redactor matches")
+	}
+	// Only ASCII keys: the length filter, then the lookup.
+	ascii := NewRedactor("ab", "abcd")
+	for key, want := range map[string]bool{"a": false, "AB": true, "abc": false, "ABCD": true, "abcde": false, "\u212a": false} {
+		if got := ascii.Match(key); got != want {
+			t.Errorf("Match(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
+
+// The typed writers redact as AppendAttr does, whatever the value's type.
+func TestTypedAttrsRedact(t *testing.T) {
+	lim := Limits{AttributeCount: -1, ValueLength: -1, Redact: NewRedactor("s")}
+	want := AppendAttr(nil, attribute.String("S", Redacted), Limits{AttributeCount: -1, ValueLength: -1})
+	for name, got := range map[string][]byte{
+		"string": AppendStringAttr(nil, "S", "v", lim),
+		"bytes":  AppendBytesAttr(nil, "S", []byte("v"), lim),
+		"int":    AppendIntAttr(nil, "S", 1, lim),
+		"float":  AppendFloatAttr(nil, "S", 1, lim),
+		"bool":   AppendBoolAttr(nil, "S", true, lim),
+		"map":    AppendMapAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
+		"slice":  AppendSliceAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
+		"attr":   AppendAttr(nil, attribute.Int("S", 1), lim),
+	} {
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: % x, want % x", name, got, want)
+		}
+	}
+	nested := AppendMapAttr(nil, "m", []attribute.KeyValue{attribute.Int("s", 1), attribute.Int("t", 2)}, lim)
+	wantNested := AppendAttr(nil, attribute.KeyValue{Key: "m", Value: attribute.MapValue(attribute.String("s", Redacted), attribute.Int("t", 2))}, Limits{AttributeCount: -1, ValueLength: -1})
+	if !bytes.Equal(nested, wantNested) {
+		t.Errorf("nested: % x, want % x", nested, wantNested)
+	}
+}
