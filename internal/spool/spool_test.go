@@ -755,13 +755,24 @@ func TestLateHousekeeperLeavesNothingUnprotected(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	stalled.Store(true)
-	for i := range 20000 {
+	// Fill the first file until the spare takes over: that wakes the
+	// housekeeper to make the next, and it is that making which stalls,
+	// before any call needs a file of its own.
+	line := func(i int) {
 		if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
 			t.Fatalf("record %d: verdict %d", i, v)
 		}
 	}
+	firstFile, i := s.active, 0
+	for ; s.active == firstFile; i++ {
+		line(i)
+	}
+	waitFor(t, first.Load)
 	// Nothing settled, nothing to empty: every file after the spare is
 	// one the housekeeper would have had to make.
+	for ; i < 20000; i++ {
+		line(i)
+	}
 }
 
 // segFilesOf is the files s made so far.
