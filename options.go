@@ -1,6 +1,10 @@
 package zaplens
 
 import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/log"
@@ -36,10 +40,11 @@ type config struct {
 	defaultScope string
 }
 
+// newConfig applies opts, then takes from the environment each bridge
+// setting no option set, then the defaults.
 func newConfig(opts []Option) config {
 	c := config{
-		level:        zapcore.InfoLevel,
-		idFormat:     hexIDs("trace_id", "span_id"),
+		idFormat:     unsetIDFormat,
 		flushTimeout: DefaultFlushTimeout,
 		defaultScope: DefaultScope,
 	}
@@ -48,7 +53,141 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	c.fromEnv()
 	return c
+}
+
+// The bridge's own variables. Each is read when a core is built, for a
+// setting no option set: an option in code wins, as it does over the
+// OTEL_* variables of [NewLoggerProvider]. A bad value is told once on
+// stderr, naming the variable, and the default holds.
+const (
+	// EnvLevel is the least level bridged: debug, info, warn, error,
+	// dpanic, panic, fatal, or off (nothing bridged). [WithLevel] and
+	// [WithRankLevel] win over it.
+	EnvLevel = "ZAPLENS_LEVEL"
+	// EnvLoggerNames is a comma-separated list of logger-name prefixes to
+	// bridge, as [WithLoggerName] takes them; an empty item is the unnamed
+	// root logger.
+	EnvLoggerNames = "ZAPLENS_LOGGER_NAMES"
+	// EnvExcludeLoggerNames is a comma-separated list of logger-name
+	// prefixes kept out of the bridge, as [WithoutLoggerName] takes them.
+	EnvExcludeLoggerNames = "ZAPLENS_EXCLUDE_LOGGER_NAMES"
+	// EnvIDFormat is the form of the ids in a tee's base output: hex (the
+	// default), datadog, ecs, gcp (project from GOOGLE_CLOUD_PROJECT),
+	// gcp:PROJECT, or none. [WithIDFormat] and [WithTraceKeys] win over it.
+	EnvIDFormat = "ZAPLENS_ID_FORMAT"
+	// EnvTraceBased turns [WithTraceBased] on: its value is the level from
+	// which entries of unsampled spans are bridged all the same, or off to
+	// exempt no level.
+	EnvTraceBased = "ZAPLENS_TRACE_BASED"
+)
+
+// unsetIDFormat marks the ids' format as set by no option: nil is a
+// choice, no ids.
+var unsetIDFormat IDFormat = &keyedIDs{}
+
+// fromEnv fills each setting no option set from its variable, else its
+// default.
+func (c *config) fromEnv() {
+	if c.level == nil {
+		c.level = zapcore.InfoLevel
+		if l, ok := envLevel(EnvLevel); ok {
+			c.level = l
+		}
+	}
+	if c.idFormat == unsetIDFormat {
+		c.idFormat = hexIDs("trace_id", "span_id")
+		if v := strings.TrimSpace(os.Getenv(EnvIDFormat)); v != "" {
+			if f, ok := parseIDFormat(v); ok {
+				c.idFormat = f
+			} else {
+				warnEnv(EnvIDFormat, v, "want hex, datadog, ecs, gcp, gcp:PROJECT or none")
+			}
+		}
+	}
+	if c.include == nil {
+		c.include = envPrefixes(EnvLoggerNames)
+	}
+	if c.exclude == nil {
+		c.exclude = envPrefixes(EnvExcludeLoggerNames)
+	}
+	if !c.traceBased.on {
+		if l, ok := envLevel(EnvTraceBased); ok {
+			c.traceBased = traceBased{on: true, always: l}
+		}
+	}
+}
+
+// envLevel reads a level variable: one of zap's level names, in any case,
+// or off.
+func envLevel(key string) (zapcore.Level, bool) {
+	v := strings.TrimSpace(os.Getenv(key))
+	if v == "" {
+		return 0, false
+	}
+	name := strings.ToLower(v)
+	if name == "off" {
+		return Off, true
+	}
+	l, err := zapcore.ParseLevel(name)
+	if err != nil {
+		warnEnv(key, v, "want debug, info, warn, error, dpanic, panic, fatal or off")
+		return 0, false
+	}
+	return l, true
+}
+
+// parseIDFormat reads ZAPLENS_ID_FORMAT's value.
+func parseIDFormat(v string) (IDFormat, bool) {
+	name, project, hasProject := strings.Cut(v, ":")
+	switch strings.ToLower(name) {
+	case "hex":
+		return hexIDs("trace_id", "span_id"), !hasProject
+	case "datadog":
+		return DatadogIDs(), !hasProject
+	case "ecs":
+		return ECSIDs(), !hasProject
+	case "none":
+		return nil, !hasProject
+	case "gcp":
+		if !hasProject {
+			return googleIDs(os.Getenv(googleProjectEnv)), true
+		}
+		return googleIDs(project), project != ""
+	}
+	return nil, false
+}
+
+// envPrefixes reads a comma-separated list of logger-name prefixes; nil
+// when the variable is not set. A prefix that can match no name is left
+// out, with a warning.
+func envPrefixes(key string) []string {
+	v := os.Getenv(key)
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	var prefixes []string
+	for p := range strings.SplitSeq(v, ",") {
+		p = strings.TrimSpace(p)
+		if why := unmatchable(p); why != "" {
+			warnEnv(key, v, fmt.Sprintf("%q can match no zap logger name: %s", p, why))
+			continue
+		}
+		prefixes = append(prefixes, p)
+	}
+	return prefixes
+}
+
+// warnedEnv remembers the bad values told, so that a core built per
+// request tells each once.
+var warnedEnv sync.Map // string -> struct{}
+
+// warnEnv tells, once, that key's value v is ignored, and why.
+func warnEnv(key, v, why string) {
+	if _, seen := warnedEnv.LoadOrStore(key+"\x00"+v+"\x00"+why, struct{}{}); !seen {
+		fmt.Fprintf(lossOutput, "zaplens: %s=%q: %s; ignored, as if not set\n", key, v, why)
+	}
 }
 
 // WithLoggerProvider sets the provider the bridge emits to. The default is
@@ -59,8 +198,8 @@ func WithLoggerProvider(p log.LoggerProvider) Option {
 }
 
 // WithLevel sets the least level the bridge sends; the default is
-// zapcore.InfoLevel. It filters only the bridge: the base core of a tee keeps
-// its own level.
+// zapcore.InfoLevel, or ZAPLENS_LEVEL ([EnvLevel]). It filters only the
+// bridge: the base core of a tee keeps its own level.
 func WithLevel(l zapcore.LevelEnabler) Option {
 	return optionFunc(func(c *config) {
 		if l != nil {
@@ -72,7 +211,8 @@ func WithLevel(l zapcore.LevelEnabler) Option {
 // WithLoggerName bridges only the loggers with these names and their
 // children: "megatron.training" bridges "megatron.training" and
 // "megatron.training.loop", not "megatron.trainingx" nor "megatron". Repeated
-// calls add prefixes. Without it, every logger is bridged.
+// calls add prefixes. Without it, the prefixes of ZAPLENS_LOGGER_NAMES
+// ([EnvLoggerNames]) are used, and without that every logger is bridged.
 //
 // With it, the unnamed root logger is bridged only if "" is among the
 // prefixes: WithLoggerName("", "http") bridges the root logger and http.*.
@@ -83,7 +223,9 @@ func WithLoggerName(prefixes ...string) Option {
 }
 
 // WithoutLoggerName keeps the loggers with these names and their children
-// out of the bridge. It wins over [WithLoggerName].
+// out of the bridge. It wins over [WithLoggerName]. Without it, the
+// prefixes of ZAPLENS_EXCLUDE_LOGGER_NAMES ([EnvExcludeLoggerNames]) are
+// used.
 func WithoutLoggerName(prefixes ...string) Option {
 	return optionFunc(func(c *config) { c.exclude = append(c.exclude, prefixes...) })
 }

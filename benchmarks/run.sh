@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of docs/benchmarks.md and prints its tables:
+# Runs the benchmarks of docs/performance.md and prints its tables:
 #
 #   - BenchmarkCall: the logging call (Info, 5 fields and a context) through
 #     each contender on its own default pipeline, exporting over OTLP/gRPC to
@@ -12,7 +12,10 @@
 #     on one sdk/log provider of the user's own whose exporter counts and
 #     discards;
 #   - CPU profiles of BenchmarkCall for each contender, split by package,
-#     and the top functions of zaplens's.
+#     and the top functions of zaplens's;
+#   - the charts (cmd/charts): the call's time and CPU per delivered line,
+#     the share delivered and the peak heap, drawn from call.txt and
+#     busy.txt into docs/img/*.svg.
 #
 # Raw results go to benchmarks/results/.
 #
@@ -89,6 +92,7 @@ benchstat -col /bridge -row /case "$out/line.txt" > "$out/line-benchstat.txt"
 benchstat -col /bridge -row /lever "$out/lever.txt" > "$out/lever-benchstat.txt"
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
+go run ./cmd/charts -call "$out/call.txt" -busy "$out/busy.txt" -out ../docs/img
 cat "$out/machine.txt"
 echo
 echo "## The logging call, to a receiver in another process"
