@@ -33,7 +33,7 @@ func TestDocsShowThisProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	program := string(src[bytes.Index(src, []byte("package main")):])
+	program := string(src[bytes.Index(src, []byte("\npackage main"))+1:])
 	pages, _ := filepath.Glob("../../docs/*.md")
 	pages = append(pages, "../../README.md")
 	found := 0
