@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,20 +81,10 @@ func factories(t *testing.T) otelcol.Factories {
 
 func values[F any](m map[string]F) []F {
 	var out []F
-	for _, k := range slices.Sorted(mapsKeys(m)) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[k])
 	}
 	return out
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // shippedConfigs is every Collector configuration in deploy/: each *.yaml
@@ -261,7 +252,7 @@ func TestManifestHasEveryComponent(t *testing.T) {
 	for mod, version := range listed {
 		have, linked := required[mod]
 		if !linked {
-			if !slices.Contains(slices.Collect(mapsValues(standInModules)), mod) {
+			if !slices.Contains(slices.Collect(maps.Values(standInModules)), mod) {
 				t.Errorf("builder-config.yaml lists %s, which deploy/go.mod does not require; add its factory to the test or drop it", mod)
 			}
 			continue
@@ -301,16 +292,6 @@ func goModRequires(t *testing.T) map[string]string {
 		}
 	}
 	return req
-}
-
-func mapsValues[K comparable, V any](m map[K]V) func(func(V) bool) {
-	return func(yield func(V) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
-			}
-		}
-	}
 }
 
 // gatewayConf is gateway.yaml as a map, resolved as the Collector resolves
