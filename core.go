@@ -42,6 +42,7 @@ type Core struct {
 	wire   wireWith
 	ctx    context.Context
 	sc     trace.SpanContext
+	event  string // the event name With gave, if any
 }
 
 // bridge is what every core derived from one NewCore shares.
@@ -109,8 +110,11 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryContext) (with *Core)
 	if ec.n > 0 {
 		nc.ctx, nc.sc = ec.ctx, ec.sc
 	}
-	if ec.n == len(fields) {
-		return &nc // a per-request context and nothing else: nothing to convert
+	if ec.events > 0 {
+		nc.event = ec.event
+	}
+	if ec.n+ec.events == len(fields) {
+		return &nc // a per-request context, an event name, nothing else: nothing to convert
 	}
 	e := getEncoder()
 	defer putEncoder(e)
@@ -238,9 +242,10 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 		ctx = context.Background()
 	}
 	// Asked here, with the entry's context, rather than in Check: a
-	// processor may decide by the span.
+	// processor may decide by the span, or by the event name.
 	sev := severity(ent.Level)
-	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev}) {
+	event := c.eventName(ec)
+	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event}) {
 		return
 	}
 	// One record for both ways, so that a direct way that gives up
@@ -248,6 +253,7 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc)
+		rec.EventName = event
 		if c.writeDirect(s.wire, e, &rec, ent, fields) {
 			return
 		}
@@ -262,8 +268,17 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	} else {
 		var rec log.Record
 		fillRecord(&rec, e, ent, sev)
+		rec.SetEventName(event)
 		c.b.emit(ctx, l, &rec)
 	}
+}
+
+// eventName is the entry's event name, made valid: its own, else With's.
+func (c *Core) eventName(ec entryContext) string {
+	if ec.events > 0 {
+		return validString(ec.event)
+	}
+	return validString(c.event)
 }
 
 // fillRecord makes rec the log.Record of the converted entry, for any other

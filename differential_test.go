@@ -359,6 +359,14 @@ func diffScript(l *zap.Logger, spans diffSpans) {
 	l.Info("official bridge's way", zap.Any("ctx", spans.sampled))
 	l.Info("no span", Context(context.Background()))
 
+	// Event names: the record's, not an attribute; from With, the
+	// entry's winning; beside a string field of the same key.
+	l.Info("event", EventName("app.started"), zap.Int("n", 1))
+	ew := l.With(EventName("from.with"), zap.String("w", "x"))
+	ew.Info("event from With")
+	ew.Warn("entry's event wins", EventName("entry"), Context(spans.sampled), zap.String(eventNameKey, "an attribute"))
+	l.With(EventName("only")).Error("event, error", zap.Error(errors.New("boom")), EventName("bad\xffevent"))
+
 	// Many fields: past the count limit, with the bridge's own last.
 	many := make([]zap.Field, 0, 150)
 	for i := range 150 {

@@ -171,7 +171,9 @@ func (e *attrEncoder) addFields(fields []zapcore.Field) {
 func (e *attrEncoder) addField(f zapcore.Field) {
 	switch f.Type {
 	case zapcore.StringType:
-		e.addString(f.Key, f.String)
+		if !isEventName(&f) { // the record's own, not an attribute
+			e.addString(f.Key, f.String)
+		}
 	case zapcore.Int64Type:
 		e.AddInt64(f.Key, f.Integer)
 	case zapcore.Float64Type:

@@ -208,6 +208,9 @@ func (d *directWriter) addFields(fields []zapcore.Field) bool {
 func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 	switch f.Type {
 	case zapcore.StringType:
+		if isEventName(f) {
+			return true // the record's own, in its head already
+		}
 		return d.str(f.Key, f.String)
 	case zapcore.Float64Type:
 		return d.float(f.Key, math.Float64frombits(uint64(f.Integer)))

@@ -27,6 +27,7 @@ func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwi
 	e.addEntry(ent)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	rec.EventName = c.eventName(findContext(fields))
 	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
 }
 
@@ -36,6 +37,7 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 	defer putEncoder(e)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	rec.EventName = c.eventName(findContext(fields))
 	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")
@@ -51,6 +53,7 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 	defer putEncoder(e)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	rec.EventName = c.eventName(findContext(fields))
 	if _, ok := c.appendDirect(nil, e, &rec, ent, fields, lim); ok {
 		return nil
 	}
@@ -129,6 +132,10 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			})), zap.Object("\xffbad", diffMessyObject{})}},
 		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
 		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
+		{"an event name", core, []zapcore.Field{EventName("train.step"), zap.Int("step", 1), zap.String(eventNameKey, "an attribute")}},
+		{"an event name from With, the entry's winning", core.With([]zapcore.Field{EventName("from.with"), zap.Int("a", 1)}).(*Core),
+			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},
+		{"an event name from With alone", core.With([]zapcore.Field{EventName("from.with")}).(*Core), []zapcore.Field{zap.Int("b", 2)}},
 	}
 	for _, tc := range taken {
 		got, ok := directBytes(tc.core, ent, tc.fields, lim)
@@ -403,7 +410,7 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 		return v
 	}
 	for len(data) > 0 && len(fields) < 40 {
-		kind := next(1)[0] % 19
+		kind := next(1)[0] % 20
 		key := str()
 		switch kind {
 		case 0:
@@ -444,6 +451,8 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 			fields = append(fields, zap.Namespace(key))
 		case 18:
 			fields = append(fields, zap.Error(&panicTypeErr{msg: str()}))
+		case 19:
+			fields = append(fields, EventName(str()))
 		}
 	}
 	return fields
