@@ -49,6 +49,8 @@ type Core struct {
 type bridge struct {
 	cfg      config
 	provider log.LoggerProvider
+	level    zapcore.LevelEnabler // what any logger wants: cfg.level, or with WithLevelFor the union of levels
+	perName  bool                 // WithLevelFor was given: each scope has its own level
 
 	mu     sync.Mutex                       // serialises additions to scopes
 	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
@@ -60,8 +62,9 @@ type bridge struct {
 // scope is what the bridge knows of one zap logger name.
 type scope struct {
 	logger  log.Logger
-	wire    *logger // logger itself when it is a zaplens provider's: no log.Record needed
-	bridged bool    // the name passes the filters and the logger is not a no-op
+	wire    *logger              // logger itself when it is a zaplens provider's: no log.Record needed
+	bridged bool                 // the name passes the filters and the logger is not a no-op
+	level   zapcore.LevelEnabler // the name's own level, set only with WithLevelFor
 }
 
 // maxScopes bounds the scope cache, against a program that names loggers
@@ -73,7 +76,8 @@ func NewCore(opts ...Option) *Core {
 	cfg := newConfig(opts)
 	checkPrefixes("WithLoggerName", cfg.include)
 	checkPrefixes("WithoutLoggerName", cfg.exclude)
-	b := &bridge{cfg: cfg, provider: cfg.provider}
+	checkLevelPrefixes(cfg.levels)
+	b := &bridge{cfg: cfg, provider: cfg.provider, level: cfg.anyLevel(), perName: len(cfg.levels) > 0}
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
 	}
@@ -82,10 +86,12 @@ func NewCore(opts ...Option) *Core {
 }
 
 // Enabled reports whether the bridge sends entries at level l.
-func (c *Core) Enabled(l zapcore.Level) bool { return c.b.cfg.level.Enabled(l) }
+// With [WithLevelFor], it is true if any logger's level takes l.
+func (c *Core) Enabled(l zapcore.Level) bool { return c.b.level.Enabled(l) }
 
-// Level returns the least level the bridge sends, for zapcore.LevelOf.
-func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.cfg.level) }
+// Level returns the least level the bridge sends, for zapcore.LevelOf:
+// with [WithLevelFor], the least of any logger's.
+func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.level) }
 
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
@@ -321,11 +327,17 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 
 // check decides Check: level first, as cheap as zap's own, then the name.
 // It returns the scope to emit to, not bridged when either filter says no.
+// With WithLevelFor, the first test is what any logger wants, and the
+// name's own level, cached with its scope, decides.
 func (b *bridge) check(ent zapcore.Entry) scope {
-	if !b.cfg.level.Enabled(ent.Level) {
+	if !b.level.Enabled(ent.Level) {
 		return scope{}
 	}
-	return b.scope(ent.LoggerName)
+	s := b.scope(ent.LoggerName)
+	if b.perName && !s.level.Enabled(ent.Level) {
+		return scope{}
+	}
+	return s
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.
@@ -355,6 +367,9 @@ func (b *bridge) addScope(name string) scope {
 }
 
 func (b *bridge) newScope(name string) (s scope) {
+	if b.perName {
+		defer func() { s.level = b.cfg.levelOf(name) }()
+	}
 	scopeName := name
 	if scopeName == "" {
 		scopeName = b.cfg.defaultScope

@@ -34,6 +34,7 @@ type config struct {
 	traceBased   traceBased
 	flushTimeout time.Duration
 	defaultScope string
+	levels       []levelFor // WithLevelFor's, in the order given
 }
 
 func newConfig(opts []Option) config {
@@ -111,6 +112,25 @@ func WithDefaultScope(name string) Option {
 	return optionFunc(func(c *config) {
 		if name != "" {
 			c.defaultScope = name
+		}
+	})
+}
+
+// WithLevelFor sets the least level the bridge sends for the loggers named
+// prefix and its children, on "." boundaries as [WithLoggerName] matches
+// them: WithLevelFor("http", zapcore.WarnLevel) takes "http" and
+// "http.client", not "httpx". The longest prefix that matches a name wins
+// over shorter ones and over [WithLevel], which keeps every other logger;
+// for one prefix given twice, the last wins. It is decided once per logger
+// name, like the name filters. "" is the unnamed root logger alone.
+//
+// The bridge's Level is then the least level any of them allows, so that
+// zap hands it every entry some logger wants; its Check decides by name.
+// Like WithLevel, it filters only the bridge: a tee's base keeps its level.
+func WithLevelFor(prefix string, level zapcore.LevelEnabler) Option {
+	return optionFunc(func(c *config) {
+		if level != nil {
+			c.levels = append(c.levels, levelFor{prefix: prefix, level: level})
 		}
 	})
 }
