@@ -251,32 +251,55 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	// processor may decide by the span, or by the event name.
 	sev := severity(ent.Level)
 	event := c.eventName(ec)
-	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event}) {
+	enabled := l.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
+	var span trace.Span // set when the entry is also to be a span event
+	if c.b.cfg.spans.on {
+		span = c.b.cfg.spans.mark(ctx, ent)
+	}
+	if !enabled && span == nil {
 		return
 	}
+	if c.b.cfg.baggage.on {
+		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
+	}
 	// One record for both ways, so that a direct way that gives up
-	// partway leaves the general one nothing to build again.
+	// partway leaves the general one nothing to build again. A span
+	// event needs the attributes, which only the general way makes.
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc)
 		rec.EventName = event
-		if c.writeDirect(s.wire, e, &rec, ent, fields) {
+		if span == nil && c.writeDirect(s.wire, e, &rec, ent, fields) {
 			return
 		}
 	}
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
+	attrs := c.convert(e, ent, fields)
+	if span != nil {
+		c.b.cfg.spans.addEvent(span, ent, e.err, attrs)
+	}
+	if !enabled {
+		return
+	}
 	if s.wire != nil {
 		// A zaplens provider's logger encodes the converted entry
 		// straight to OTLP bytes: the general way.
-		s.wire.enqueue(e, &rec, e.result(), true)
-	} else {
-		var rec log.Record
-		fillRecord(&rec, e, ent, sev)
-		rec.SetEventName(event)
-		c.b.emit(ctx, l, &rec)
+		s.wire.enqueue(e, &rec, attrs, true)
+		return
 	}
+	var lrec log.Record
+	fillRecord(&lrec, ent, sev, e.err, attrs)
+	lrec.SetEventName(event)
+	c.b.emit(ctx, l, &lrec)
+}
+
+// convert converts the entry the general way, with e, and returns its
+// attributes: With's, the fields', the entry's own, the baggage's last.
+func (c *Core) convert(e *attrEncoder, ent zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
+	c.seed(e)
+	e.addFields(fields)
+	e.addEntry(ent)
+	e.top = append(e.top, e.bag...)
+	return e.result()
 }
 
 // eventName is the entry's event name, made valid: its own, else With's.
@@ -289,13 +312,13 @@ func (c *Core) eventName(ec entryContext) string {
 
 // fillRecord makes rec the log.Record of the converted entry, for any other
 // provider. rec is the caller's, so that it stays on the stack.
-func fillRecord(rec *log.Record, e *attrEncoder, ent zapcore.Entry, sev log.Severity) {
+func fillRecord(rec *log.Record, ent zapcore.Entry, sev log.Severity, err error, attrs []attribute.KeyValue) {
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
-	rec.SetErr(e.err)
-	rec.AddAttributes(e.result()...)
+	rec.SetErr(err)
+	rec.AddAttributes(attrs...)
 }
 
 // seed makes an empty encoder start where With left off.

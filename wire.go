@@ -114,7 +114,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	d.b = otlpwire.AppendHead(b, rec, lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.with = c.wire.keys
-	ok := d.addFields(fields) && d.addException() && d.addEntry(ent)
+	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
 	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}

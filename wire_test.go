@@ -22,13 +22,26 @@ import (
 func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
 	e := getEncoder()
 	defer putEncoder(e)
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
 	rec.EventName = c.eventName(findContext(fields))
-	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
+	entryBaggage(c, e, fields)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
+}
+
+// entryBaggage reads the entry's baggage into e, as Core.write does.
+func entryBaggage(c *Core, e *attrEncoder, fields []zapcore.Field) {
+	if !c.b.cfg.baggage.on {
+		return
+	}
+	ctx := findContext(fields).ctx
+	if ctx == nil {
+		ctx = c.ctx
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.bag = c.b.cfg.baggage.append(e.bag, ctx)
 }
 
 // directBytes is the record the direct way writes, if it takes the entry.
@@ -38,6 +51,7 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
 	rec.EventName = c.eventName(findContext(fields))
+	entryBaggage(c, e, fields)
 	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")
@@ -54,13 +68,11 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
 	rec.EventName = c.eventName(findContext(fields))
+	entryBaggage(c, e, fields)
 	if _, ok := c.appendDirect(nil, e, &rec, ent, fields, lim); ok {
 		return nil
 	}
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
-	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
