@@ -83,6 +83,12 @@ type diffPair struct {
 }
 
 func newDiffPair(tb testing.TB) *diffPair {
+	return newDiffPairWith(tb)
+}
+
+// newDiffPairWith is newDiffPair with processors put before the SDK's
+// batch processor, as a user of sdk/log puts them.
+func newDiffPairWith(tb testing.TB, procs ...sdklog.Processor) *diffPair {
 	tb.Helper()
 	ctx := context.Background()
 	p := &diffPair{
@@ -90,19 +96,8 @@ func newDiffPair(tb testing.TB) *diffPair {
 		ours:  startOTLPServer(tb, "127.0.0.1:0", keepRecords()),
 		start: time.Now(),
 	}
-	// The same resource on both sides: ours is built by newResource from
-	// the options; the SDK is given what newResource builds from the same.
-	res, err := newResource(ctx, &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(p.sdk.addr), otlploggrpc.WithInsecure())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p.sdkP = sdklog.NewLoggerProvider(
-		sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)),
-		sdklog.WithResource(res))
+	p.sdkP = newDiffSDKProvider(tb, p.sdk.addr, procs...)
+	var err error
 	p.ourP, err = NewLoggerProvider(ctx,
 		WithEndpoint("http://"+p.ours.addr),
 		WithServiceName(diffService),
@@ -118,10 +113,37 @@ func newDiffPair(tb testing.TB) *diffPair {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = p.sdkP.Shutdown(ctx)
 		_ = p.ourP.Shutdown(ctx)
 	})
 	return p
+}
+
+// newDiffSDKProvider is the SDK's pipeline to addr: procs, then a batch
+// processor with otlploggrpc, and the resource ours builds.
+func newDiffSDKProvider(tb testing.TB, addr string, procs ...sdklog.Processor) *sdklog.LoggerProvider {
+	tb.Helper()
+	ctx := context.Background()
+	// The same resource on both sides: ours is built by newResource from
+	// the options; the SDK is given what newResource builds from the same.
+	res, err := newResource(ctx, &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(addr), otlploggrpc.WithInsecure())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opts := []sdklog.LoggerProviderOption{sdklog.WithResource(res)}
+	for _, proc := range procs {
+		opts = append(opts, sdklog.WithProcessor(proc))
+	}
+	lp := sdklog.NewLoggerProvider(append(opts, sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))...)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = lp.Shutdown(ctx)
+	})
+	return lp
 }
 
 // diffSide is one pipeline, as the test drives it.
@@ -187,8 +209,8 @@ type diffBridges struct {
 	base *jsonBase
 }
 
-func newDiffBridges(p log.LoggerProvider, clock zapcore.Clock) diffBridges {
-	opts := []Option{WithLoggerProvider(p), WithLevel(zapcore.Level(math.MinInt8))}
+func newDiffBridges(p log.LoggerProvider, clock zapcore.Clock, more ...Option) diffBridges {
+	opts := append([]Option{WithLoggerProvider(p), WithLevel(zapcore.Level(math.MinInt8))}, more...)
 	zopts := []zap.Option{zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel), zap.WithClock(clock), zap.ErrorOutput(zapcore.AddSync(io.Discard))}
 	base := newJSONBase(zapcore.DebugLevel)
 	return diffBridges{

@@ -149,6 +149,19 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},
 		{"an event name from With alone", core.With([]zapcore.Field{EventName("from.with")}).(*Core), []zapcore.Field{zap.Int("b", 2)}},
 	}
+	bagCore := NewCore(WithLoggerProvider(core.b.provider), WithBaggage())
+	bagCtx := withTestBaggage(t, ctx, "tenant", "acme", "user", "u\u00e9", "a", "from baggage")
+	taken = append(taken, []struct {
+		name   string
+		core   *Core
+		fields []zapcore.Field
+	}{
+		{"baggage, all members", bagCore, []zapcore.Field{Context(bagCtx), zap.Int("step", 1)}},
+		{"baggage, named members", NewCore(WithLoggerProvider(core.b.provider), WithBaggage("user", "missing", "tenant")),
+			[]zapcore.Field{Context(bagCtx), zap.Int("step", 1)}},
+		{"baggage from With", bagCore.With([]zapcore.Field{Context(bagCtx)}).(*Core), []zapcore.Field{zap.Int("step", 1)}},
+		{"baggage, no context", bagCore, []zapcore.Field{zap.Int("step", 1)}},
+	}...)
 	for _, tc := range taken {
 		got, ok := directBytes(tc.core, ent, tc.fields, lim)
 		if !ok {
@@ -183,6 +196,9 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"With a zap.Error", core.With([]zapcore.Field{zap.Error(errors.New("x"))}).(*Core), nil},
 		{"With a namespace", core.With([]zapcore.Field{zap.Namespace("ns")}).(*Core), nil},
 		{"With repeats a key", core.With([]zapcore.Field{zap.Int("a", 1)}).(*Core), []zapcore.Field{zap.Int("a", 2)}},
+		{"a baggage member named like a field", bagCore, []zapcore.Field{Context(bagCtx), zap.Int("a", 1)}},
+		{"a baggage member named like a With field", bagCore.With([]zapcore.Field{zap.Int("tenant", 1)}).(*Core),
+			[]zapcore.Field{Context(bagCtx)}},
 	}
 	for _, tc := range left {
 		if _, ok := directBytes(tc.core, ent, tc.fields, lim); ok {
@@ -368,12 +384,15 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 	}
 	defer tight.Shutdown(context.Background())
 	ctx, _ := spanContext(f)
+	// Baggage whose keys the fuzzer's may meet: the direct way must give
+	// a repeat up.
+	ctx = withTestBaggage(f, ctx, "a", "1", "b", "two", "k", "")
 	f.Fuzz(func(t *testing.T, data []byte, shape uint8) {
 		prov := p
 		if shape&1 != 0 {
 			prov = tight
 		}
-		core := NewCore(WithLoggerProvider(prov))
+		core := NewCore(WithLoggerProvider(prov), WithBaggage())
 		fields := fuzzFields(data, ctx)
 		if shape&2 != 0 && len(fields) > 0 {
 			core = core.With(fields[:len(fields)/2]).(*Core)
