@@ -112,3 +112,11 @@ func (l spyLogger) Enabled(ctx context.Context, p log.EnabledParameters) bool {
 	*l.asked = append(*l.asked, p.EventName)
 	return l.Logger.Enabled(ctx, p)
 }
+
+// newFilteredProvider is sdk/log with a processor that takes only the
+// records of one event name into c.
+func newFilteredProvider(t *testing.T, c *capture, name string) *sdklog.LoggerProvider {
+	lp := sdklog.NewLoggerProvider(sdklog.WithProcessor(eventFilter{Processor: sdklog.NewSimpleProcessor(c), name: name}))
+	t.Cleanup(func() { _ = lp.Shutdown(context.Background()) })
+	return lp
+}
