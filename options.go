@@ -152,7 +152,8 @@ func WithBaggage(keys ...string) Option {
 // WithSpanEvents adds every bridged entry at or above level whose context
 // holds a recording span to that span as an event: named by the message,
 // with the record's attributes, and a zap.Error recorded as the span's
-// error (span.RecordError). A trace UI with no log backend then shows the
+// error (span.RecordError), whose "exception" event then holds the
+// exception's message, type and stack rather than the line's event. A trace UI with no log backend then shows the
 // lines in the trace. The entry must pass the bridge's own filters; the
 // provider's Enabled does not stop the event. Off by default.
 func WithSpanEvents(level zapcore.LevelEnabler) Option {

@@ -50,10 +50,25 @@ func (s spanConfig) mark(ctx context.Context, ent zapcore.Entry) trace.Span {
 }
 
 // addEvent adds the entry to span as an event with the record's
-// attributes, and its error, if any, as the span's.
+// attributes, and its error, if any, as the span's: the exception's
+// message and type are then the error event's, as RecordError makes them,
+// and the stack goes with them, not on the line's event.
 func (s spanConfig) addEvent(span trace.Span, ent zapcore.Entry, err error, attrs []attribute.KeyValue) {
-	span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(attrs...))
-	if err != nil {
-		span.RecordError(err, trace.WithTimestamp(ent.Time))
+	if err == nil {
+		span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(attrs...))
+		return
 	}
+	line := make([]attribute.KeyValue, 0, len(attrs))
+	var stack []attribute.KeyValue
+	for _, kv := range attrs {
+		switch kv.Key {
+		case keyExceptionMessage, keyExceptionType:
+		case keyExceptionStack:
+			stack = append(stack, kv)
+		default:
+			line = append(line, kv)
+		}
+	}
+	span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(line...))
+	span.RecordError(err, trace.WithTimestamp(ent.Time), trace.WithAttributes(stack...))
 }

@@ -82,8 +82,8 @@ func TestSpanEvents(t *testing.T) {
 			if x := eventAttrs(evs[3]); x["exception.message"] != "boom" {
 				t.Errorf("RecordError's event: %v", x)
 			}
-			if got := eventAttrs(evs[2])[keyExceptionMessage]; got != "boom" {
-				t.Errorf("the error entry's event lacks its exception attributes: %q", got)
+			if got, ok := eventAttrs(evs[2])[keyExceptionMessage]; ok {
+				t.Errorf("the error entry's event repeats RecordError's exception: %q", got)
 			}
 			if st := span.Status(); st.Code != codes.Error || st.Description != "failed" {
 				t.Errorf("span status %v, want Error \"failed\"", st)
@@ -164,4 +164,21 @@ func TestSpanEventsKeepRecords(t *testing.T) {
 		t.Fatal(report)
 	}
 	t.Logf("%d records compared, equal", n)
+}
+
+// An error entry's stack goes to RecordError's event, with the exception.
+func TestSpanEventsStack(t *testing.T) {
+	c := newCapture(t)
+	l := zap.New(NewCore(WithLoggerProvider(c.lp), WithSpanEvents(zapcore.ErrorLevel)), zap.AddStacktrace(zapcore.ErrorLevel))
+	span := recordedSpan(t, func(ctx context.Context) { l.Error("failed", Context(ctx), zap.Error(errors.New("boom")), zap.Int("n", 1)) })
+	evs := span.Events()
+	if len(evs) != 2 {
+		t.Fatalf("events %v", evs)
+	}
+	if line := eventAttrs(evs[0]); len(line) != 1 || line["n"] != "1" {
+		t.Errorf("the line's event has %v, want n alone", line)
+	}
+	if x := eventAttrs(evs[1]); x[keyExceptionStack] == "" || x[keyExceptionMessage] != "boom" {
+		t.Errorf("the exception event has %v, want the message and the stack", x)
+	}
 }
