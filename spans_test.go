@@ -170,7 +170,9 @@ func TestSpanEventsKeepRecords(t *testing.T) {
 func TestSpanEventsStack(t *testing.T) {
 	c := newCapture(t)
 	l := zap.New(NewCore(WithLoggerProvider(c.lp), WithSpanEvents(zapcore.ErrorLevel)), zap.AddStacktrace(zapcore.ErrorLevel))
-	span := recordedSpan(t, func(ctx context.Context) { l.Error("failed", Context(ctx), zap.Error(errors.New("boom")), zap.Int("n", 1)) })
+	span := recordedSpan(t, func(ctx context.Context) {
+		l.Error("failed", Context(ctx), zap.Error(errors.New("boom")), zap.Int("n", 1))
+	})
 	evs := span.Events()
 	if len(evs) != 2 {
 		t.Fatalf("events %v", evs)
