@@ -39,7 +39,7 @@ func bothPaths(t *testing.T) []bridgePath {
 			for _, r := range c.records() {
 				g := gotRecord{scope: r.InstrumentationScope().Name, body: r.Body().AsString(), event: r.EventName(), attrs: map[string]string{}}
 				r.WalkAttributes(func(kv attribute.KeyValue) bool {
-					g.attrs[string(kv.Key)] = kv.Value.Emit()
+					g.attrs[string(kv.Key)] = kv.Value.String()
 					return true
 				})
 				out = append(out, g)
@@ -67,7 +67,7 @@ func bothPaths(t *testing.T) []bridgePath {
 	}
 }
 
-// anyText is an OTLP value as attribute.Value.Emit writes the same one.
+// anyText is an OTLP value as attribute.Value.String writes the same one.
 func anyText(v *commonpb.AnyValue) string {
 	switch x := v.GetValue().(type) {
 	case *commonpb.AnyValue_StringValue:

@@ -37,7 +37,7 @@ func recordedSpan(t *testing.T, log func(ctx context.Context)) sdktrace.ReadOnly
 func eventAttrs(ev sdktrace.Event) map[string]string {
 	m := map[string]string{}
 	for _, kv := range ev.Attributes {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
