@@ -42,12 +42,15 @@ type Core struct {
 	wire   wireWith
 	ctx    context.Context
 	sc     trace.SpanContext
+	event  string // the event name With gave, if any
 }
 
 // bridge is what every core derived from one NewCore shares.
 type bridge struct {
 	cfg      config
 	provider log.LoggerProvider
+	level    zapcore.LevelEnabler // what any logger wants: cfg.level, or with WithLevelFor the union of levels
+	perName  bool                 // WithLevelFor was given: each scope has its own level
 
 	mu     sync.Mutex                       // serialises additions to scopes
 	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
@@ -59,8 +62,9 @@ type bridge struct {
 // scope is what the bridge knows of one zap logger name.
 type scope struct {
 	logger  log.Logger
-	wire    *logger // logger itself when it is a zaplens provider's: no log.Record needed
-	bridged bool    // the name passes the filters and the logger is not a no-op
+	wire    *logger              // logger itself when it is a zaplens provider's: no log.Record needed
+	bridged bool                 // the name passes the filters and the logger is not a no-op
+	level   zapcore.LevelEnabler // the name's own level, set only with WithLevelFor
 }
 
 // maxScopes bounds the scope cache, against a program that names loggers
@@ -72,7 +76,8 @@ func NewCore(opts ...Option) *Core {
 	cfg := newConfig(opts)
 	checkPrefixes("WithLoggerName", cfg.include)
 	checkPrefixes("WithoutLoggerName", cfg.exclude)
-	b := &bridge{cfg: cfg, provider: cfg.provider}
+	checkLevelPrefixes(cfg.levels)
+	b := &bridge{cfg: cfg, provider: cfg.provider, level: cfg.anyLevel(), perName: len(cfg.levels) > 0}
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
 	}
@@ -81,10 +86,12 @@ func NewCore(opts ...Option) *Core {
 }
 
 // Enabled reports whether the bridge sends entries at level l.
-func (c *Core) Enabled(l zapcore.Level) bool { return c.b.cfg.level.Enabled(l) }
+// With [WithLevelFor], it is true if any logger's level takes l.
+func (c *Core) Enabled(l zapcore.Level) bool { return c.b.level.Enabled(l) }
 
-// Level returns the least level the bridge sends, for zapcore.LevelOf.
-func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.cfg.level) }
+// Level returns the least level the bridge sends, for zapcore.LevelOf:
+// with [WithLevelFor], the least of any logger's.
+func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.level) }
 
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
@@ -109,8 +116,11 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryContext) (with *Core)
 	if ec.n > 0 {
 		nc.ctx, nc.sc = ec.ctx, ec.sc
 	}
-	if ec.n == len(fields) {
-		return &nc // a per-request context and nothing else: nothing to convert
+	if ec.events > 0 {
+		nc.event = ec.event
+	}
+	if ec.n+ec.events == len(fields) {
+		return &nc // a per-request context, an event name, nothing else: nothing to convert
 	}
 	e := getEncoder()
 	defer putEncoder(e)
@@ -238,43 +248,77 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 		ctx = context.Background()
 	}
 	// Asked here, with the entry's context, rather than in Check: a
-	// processor may decide by the span.
+	// processor may decide by the span, or by the event name.
 	sev := severity(ent.Level)
-	if !l.Enabled(ctx, log.EnabledParameters{Severity: sev}) {
+	event := c.eventName(ec)
+	enabled := l.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
+	var span trace.Span // set when the entry is also to be a span event
+	if c.b.cfg.spans.on {
+		span = c.b.cfg.spans.mark(ctx, ent)
+	}
+	if !enabled && span == nil {
 		return
 	}
+	if c.b.cfg.baggage.on {
+		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
+	}
 	// One record for both ways, so that a direct way that gives up
-	// partway leaves the general one nothing to build again.
+	// partway leaves the general one nothing to build again. A span
+	// event needs the attributes, which only the general way makes.
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc)
-		if c.writeDirect(s.wire, e, &rec, ent, fields) {
+		rec.EventName = event
+		if span == nil && c.writeDirect(s.wire, e, &rec, ent, fields) {
 			return
 		}
 	}
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
+	attrs := c.convert(e, ent, fields)
+	if span != nil {
+		c.b.cfg.spans.addEvent(span, ent, e.err, attrs)
+	}
+	if !enabled {
+		return
+	}
 	if s.wire != nil {
 		// A zaplens provider's logger encodes the converted entry
 		// straight to OTLP bytes: the general way.
-		s.wire.enqueue(e, &rec, e.result(), true)
-	} else {
-		var rec log.Record
-		fillRecord(&rec, e, ent, sev)
-		c.b.emit(ctx, l, &rec)
+		s.wire.enqueue(e, &rec, attrs, true)
+		return
 	}
+	var lrec log.Record
+	fillRecord(&lrec, ent, sev, e.err, attrs)
+	lrec.SetEventName(event)
+	c.b.emit(ctx, l, &lrec)
+}
+
+// convert converts the entry the general way, with e, and returns its
+// attributes: With's, the fields', the entry's own, the baggage's last.
+func (c *Core) convert(e *attrEncoder, ent zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
+	c.seed(e)
+	e.addFields(fields)
+	e.addEntry(ent)
+	e.top = append(e.top, e.bag...)
+	return e.result()
+}
+
+// eventName is the entry's event name, made valid: its own, else With's.
+func (c *Core) eventName(ec entryContext) string {
+	if ec.events > 0 {
+		return validString(ec.event)
+	}
+	return validString(c.event)
 }
 
 // fillRecord makes rec the log.Record of the converted entry, for any other
 // provider. rec is the caller's, so that it stays on the stack.
-func fillRecord(rec *log.Record, e *attrEncoder, ent zapcore.Entry, sev log.Severity) {
+func fillRecord(rec *log.Record, ent zapcore.Entry, sev log.Severity, err error, attrs []attribute.KeyValue) {
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
-	rec.SetErr(e.err)
-	rec.AddAttributes(e.result()...)
+	rec.SetErr(err)
+	rec.AddAttributes(attrs...)
 }
 
 // seed makes an empty encoder start where With left off.
@@ -306,11 +350,17 @@ func (e *attrEncoder) addEntry(ent zapcore.Entry) {
 
 // check decides Check: level first, as cheap as zap's own, then the name.
 // It returns the scope to emit to, not bridged when either filter says no.
+// With WithLevelFor, the first test is what any logger wants, and the
+// name's own level, cached with its scope, decides.
 func (b *bridge) check(ent zapcore.Entry) scope {
-	if !b.cfg.level.Enabled(ent.Level) {
+	if !b.level.Enabled(ent.Level) {
 		return scope{}
 	}
-	return b.scope(ent.LoggerName)
+	s := b.scope(ent.LoggerName)
+	if b.perName && !s.level.Enabled(ent.Level) {
+		return scope{}
+	}
+	return s
 }
 
 // scope returns the cached scope of a logger name, creating it on first use.
@@ -340,6 +390,9 @@ func (b *bridge) addScope(name string) scope {
 }
 
 func (b *bridge) newScope(name string) (s scope) {
+	if b.perName {
+		defer func() { s.level = b.cfg.levelOf(name) }()
+	}
 	scopeName := name
 	if scopeName == "" {
 		scopeName = b.cfg.defaultScope

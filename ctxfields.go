@@ -46,18 +46,25 @@ func contextOf(f zapcore.Field) (context.Context, bool) {
 }
 
 // entryContext is what an entry's fields say of its context, read in one
-// pass: the span is read once per entry, however many parts need it.
+// pass: the span is read once per entry, however many parts need it. The
+// event name rides in the same pass, so that it costs no second scan.
 type entryContext struct {
 	ctx     context.Context   // the last context among the fields; nil if none, or if reading its span panics
 	sc      trace.SpanContext // ctx's span
 	n       int               // how many fields carry a context
 	printed bool              // an outer tee printed the ids (see passedKey)
 	loud    bool              // a context field an encoder would print: zap.Any's
+	event   string            // the last EventName's name
+	events  int               // how many fields are EventName's
 }
 
-// findContext reads the entry's context from its fields.
+// findContext reads the entry's context and event name from its fields.
 func findContext(fields []zapcore.Field) (ec entryContext) {
 	for i := range fields {
+		if isEventName(&fields[i]) {
+			ec.event, ec.events = fields[i].String, ec.events+1
+			continue
+		}
 		if c, ok := contextOf(fields[i]); ok {
 			ec.ctx, ec.n = c, ec.n+1
 			ec.printed = ec.printed || (fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType)
@@ -80,4 +87,31 @@ func spanOf(ctx context.Context) (usable context.Context, sc trace.SpanContext) 
 		}
 	}()
 	return ctx, trace.SpanContextFromContext(ctx)
+}
+
+// eventNameKey is the key EventName's field prints under in a core that
+// is not the bridge: the attribute older conventions put the name in.
+const eventNameKey = "event.name"
+
+// eventNameMark tells EventName's field from a string field of the same
+// key: zap's encoders never read a string field's Interface.
+type eventNameMark struct{}
+
+// EventName sets the entry's event name: the log record's EventName (OTLP
+// LogRecord.event_name), not an attribute, and what the provider's Enabled
+// is asked with (log.EnabledParameters.EventName), so that a provider can
+// filter on it. Every other core, a tee's base among them, prints it as a
+// string under "event.name". Set with logger.With, it names every later
+// entry of that logger; one passed with the entry wins over it.
+func EventName(name string) zap.Field {
+	return zap.Field{Key: eventNameKey, Type: zapcore.StringType, String: name, Interface: eventNameMark{}}
+}
+
+// isEventName reports whether f was made by EventName.
+func isEventName(f *zapcore.Field) bool {
+	if f.Type != zapcore.StringType || f.Interface == nil {
+		return false
+	}
+	_, ok := f.Interface.(eventNameMark)
+	return ok
 }

@@ -222,7 +222,7 @@ func diffFuzzParse(data []byte) []diffFuzzStep {
 }
 
 // diffFuzzFieldKinds is how many kinds of field the input chooses from.
-const diffFuzzFieldKinds = 30
+const diffFuzzFieldKinds = 31
 
 // field makes one zap field of a kind the input chooses; depth bounds
 // objects in objects.
@@ -330,6 +330,8 @@ func (in *diffFuzzInput) field(depth int) zap.Field {
 		return zap.Object(key, diffDeep(int(in.byte())%80))
 	case 28:
 		return zap.Any(key, []any{in.str(8), int(int8(in.byte())), nil, in.byte()%2 == 0})
+	case 29:
+		return EventName(in.str(8))
 	}
 	return zap.Int(key, int(int8(in.byte())))
 }

@@ -83,17 +83,7 @@ type diffPair struct {
 }
 
 func newDiffPair(tb testing.TB) *diffPair {
-	tb.Helper()
-	// The same resource on both sides: ours is built by newResource from
-	// the options; the SDK is given what newResource builds from the same.
-	res, err := newResource(context.Background(), &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return newDiffPairWith(tb, diffSetup{
-		sdk:  []sdklog.LoggerProviderOption{sdklog.WithResource(res)},
-		ours: []ProviderOption{WithServiceName(diffService), WithResourceAttributes(diffResourceAttrs...)},
-	})
+	return newDiffPairWith(tb, defaultDiffSetup(tb))
 }
 
 // diffSetup is what a differential test adds to each side: the SDK's
@@ -105,6 +95,23 @@ type diffSetup struct {
 	ours       []ProviderOption
 }
 
+// defaultDiffSetup gives both sides the same resource, and the SDK procs
+// before its batch processor, as a user of sdk/log puts them. Ours is
+// built by newResource from the options; the SDK is given what newResource
+// builds from the same.
+func defaultDiffSetup(tb testing.TB, procs ...sdklog.Processor) diffSetup {
+	tb.Helper()
+	res, err := newResource(context.Background(), &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return diffSetup{
+		sdk:        []sdklog.LoggerProviderOption{sdklog.WithResource(res)},
+		processors: procs,
+		ours:       []ProviderOption{WithServiceName(diffService), WithResourceAttributes(diffResourceAttrs...)},
+	}
+}
+
 func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
 	tb.Helper()
 	ctx := context.Background()
@@ -113,16 +120,8 @@ func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
 		ours:  startOTLPServer(tb, "127.0.0.1:0", keepRecords()),
 		start: time.Now(),
 	}
-	exp, err := otlploggrpc.New(ctx, otlploggrpc.WithEndpoint(p.sdk.addr), otlploggrpc.WithInsecure())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var sdkOpts []sdklog.LoggerProviderOption
-	for _, proc := range setup.processors {
-		sdkOpts = append(sdkOpts, sdklog.WithProcessor(proc))
-	}
-	sdkOpts = append(sdkOpts, sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
-	p.sdkP = sdklog.NewLoggerProvider(append(sdkOpts, setup.sdk...)...)
+	p.sdkP = newDiffSDKProvider(tb, p.sdk.addr, setup)
+	var err error
 	p.ourP, err = NewLoggerProvider(ctx, append([]ProviderOption{
 		WithEndpoint("http://" + p.ours.addr),
 		WithLossWriter(nil),
@@ -136,10 +135,31 @@ func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = p.sdkP.Shutdown(ctx)
 		_ = p.ourP.Shutdown(ctx)
 	})
 	return p
+}
+
+// newDiffSDKProvider is the SDK's pipeline to addr: setup's processors,
+// then a batch processor with otlploggrpc, and setup's options.
+func newDiffSDKProvider(tb testing.TB, addr string, setup diffSetup) *sdklog.LoggerProvider {
+	tb.Helper()
+	exp, err := otlploggrpc.New(context.Background(), otlploggrpc.WithEndpoint(addr), otlploggrpc.WithInsecure())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var opts []sdklog.LoggerProviderOption
+	for _, proc := range setup.processors {
+		opts = append(opts, sdklog.WithProcessor(proc))
+	}
+	opts = append(opts, sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+	lp := sdklog.NewLoggerProvider(append(opts, setup.sdk...)...)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = lp.Shutdown(ctx)
+	})
+	return lp
 }
 
 // diffSide is one pipeline, as the test drives it.
@@ -205,8 +225,8 @@ type diffBridges struct {
 	base *jsonBase
 }
 
-func newDiffBridges(p log.LoggerProvider, clock zapcore.Clock) diffBridges {
-	opts := []Option{WithLoggerProvider(p), WithLevel(zapcore.Level(math.MinInt8))}
+func newDiffBridges(p log.LoggerProvider, clock zapcore.Clock, more ...Option) diffBridges {
+	opts := append([]Option{WithLoggerProvider(p), WithLevel(zapcore.Level(math.MinInt8))}, more...)
 	zopts := []zap.Option{zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel), zap.WithClock(clock), zap.ErrorOutput(zapcore.AddSync(io.Discard))}
 	base := newJSONBase(zapcore.DebugLevel)
 	return diffBridges{
@@ -376,6 +396,14 @@ func diffScript(l *zap.Logger, spans diffSpans) {
 	wc.Warn("entry context wins", Context(spans.unsampled))
 	l.Info("official bridge's way", zap.Any("ctx", spans.sampled))
 	l.Info("no span", Context(context.Background()))
+
+	// Event names: the record's, not an attribute; from With, the
+	// entry's winning; beside a string field of the same key.
+	l.Info("event", EventName("app.started"), zap.Int("n", 1))
+	ew := l.With(EventName("from.with"), zap.String("w", "x"))
+	ew.Info("event from With")
+	ew.Warn("entry's event wins", EventName("entry"), Context(spans.sampled), zap.String(eventNameKey, "an attribute"))
+	l.With(EventName("only")).Error("event, error", zap.Error(errors.New("boom")), EventName("bad\xffevent"))
 
 	// Many fields: past the count limit, with the bridge's own last.
 	many := make([]zap.Field, 0, 150)

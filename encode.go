@@ -51,6 +51,7 @@ type attrEncoder struct {
 	record []byte               // a record's OTLP bytes, either way, kept from one record to the next
 	hold   bool                 // the field's own object or array is to be held (see heldValue)
 	held   heldValue
+	bag    []attribute.KeyValue // the entry's baggage attributes (WithBaggage), kept until it is written
 }
 
 // A heldValue is the object or array a field becomes, held as its entries,
@@ -129,6 +130,11 @@ func putEncoder(e *attrEncoder) {
 // need it.
 func (e *attrEncoder) release() bool {
 	e.direct.forget()
+	clear(e.bag)
+	e.bag = e.bag[:0]
+	if cap(e.bag) > maxPooledAttrs {
+		e.bag = nil
+	}
 	return e.reset()
 }
 
@@ -136,7 +142,7 @@ func (e *attrEncoder) release() bool {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{direct: e.direct, record: e.record} // an entry on the direct way may be under way
+		*e = attrEncoder{direct: e.direct, record: e.record, bag: e.bag} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)
@@ -171,7 +177,9 @@ func (e *attrEncoder) addFields(fields []zapcore.Field) {
 func (e *attrEncoder) addField(f zapcore.Field) {
 	switch f.Type {
 	case zapcore.StringType:
-		e.addString(f.Key, f.String)
+		if !isEventName(&f) { // the record's own, not an attribute
+			e.addString(f.Key, f.String)
+		}
 	case zapcore.Int64Type:
 		e.AddInt64(f.Key, f.Integer)
 	case zapcore.Float64Type:

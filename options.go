@@ -38,6 +38,9 @@ type config struct {
 	traceBased   traceBased
 	flushTimeout time.Duration
 	defaultScope string
+	levels       []levelFor // WithLevelFor's, in the order given
+	baggage      baggageKeys
+	spans        spanConfig
 }
 
 // newConfig applies opts, then takes from the environment each bridge
@@ -255,4 +258,53 @@ func WithDefaultScope(name string) Option {
 			c.defaultScope = name
 		}
 	})
+}
+
+// WithLevelFor sets the least level the bridge sends for the loggers named
+// prefix and its children, on "." boundaries as [WithLoggerName] matches
+// them: WithLevelFor("http", zapcore.WarnLevel) takes "http" and
+// "http.client", not "httpx". The longest prefix that matches a name wins
+// over shorter ones and over [WithLevel], which keeps every other logger;
+// for one prefix given twice, the last wins. It is decided once per logger
+// name, like the name filters. "" is the unnamed root logger alone.
+//
+// The bridge's Level is then the least level any of them allows, so that
+// zap hands it every entry some logger wants; its Check decides by name.
+// Like WithLevel, it filters only the bridge: a tee's base keeps its level.
+func WithLevelFor(prefix string, level zapcore.LevelEnabler) Option {
+	return optionFunc(func(c *config) {
+		if level != nil {
+			c.levels = append(c.levels, levelFor{prefix: prefix, level: level})
+		}
+	})
+}
+
+// WithBaggage adds the W3C baggage members of the entry's context named by
+// keys to the record as string attributes, each under its member's key, as
+// contrib's baggagecopy log processor does; with no keys, every member, in
+// the order of their keys. Repeated calls add keys. The baggage is read
+// from the context the trace ids come from ([Context], or With's), once
+// per entry, and added after the entry's own attributes: a member named
+// like a field replaces the field's value, as the SDK's record does. It
+// adds to the bridge only: a tee's base prints no baggage.
+func WithBaggage(keys ...string) Option {
+	return optionFunc(func(c *config) { c.baggage.add(keys) })
+}
+
+// WithSpanEvents adds every bridged entry at or above level whose context
+// holds a recording span to that span as an event: named by the message,
+// with the record's attributes, and a zap.Error recorded as the span's
+// error (span.RecordError), whose "exception" event then holds the
+// exception's message, type and stack rather than the line's event. A trace UI with no log backend then shows the
+// lines in the trace. The entry must pass the bridge's own filters; the
+// provider's Enabled does not stop the event. Off by default.
+func WithSpanEvents(level zapcore.LevelEnabler) Option {
+	return optionFunc(func(c *config) { c.spans.setEvents(level) })
+}
+
+// WithSpanStatus sets the status of the entry's recording span to Error,
+// described by the message, for every bridged entry at or above level. Off
+// by default.
+func WithSpanStatus(level zapcore.LevelEnabler) Option {
+	return optionFunc(func(c *config) { c.spans.setStatus(level) })
 }

@@ -114,7 +114,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	d.b = otlpwire.AppendHead(b, rec, lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.with = c.wire.keys
-	ok := d.addFields(fields) && d.addException() && d.addEntry(ent)
+	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
 	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}
@@ -208,6 +208,9 @@ func (d *directWriter) addFields(fields []zapcore.Field) bool {
 func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 	switch f.Type {
 	case zapcore.StringType:
+		if isEventName(f) {
+			return true // the record's own, in its head already
+		}
 		return d.str(f.Key, f.String)
 	case zapcore.Float64Type:
 		return d.float(f.Key, math.Float64frombits(uint64(f.Integer)))

@@ -22,12 +22,26 @@ import (
 func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
 	e := getEncoder()
 	defer putEncoder(e)
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
-	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
+	rec.EventName = c.eventName(findContext(fields))
+	entryBaggage(c, e, fields)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
+}
+
+// entryBaggage reads the entry's baggage into e, as Core.write does.
+func entryBaggage(c *Core, e *attrEncoder, fields []zapcore.Field) {
+	if !c.b.cfg.baggage.on {
+		return
+	}
+	ctx := findContext(fields).ctx
+	if ctx == nil {
+		ctx = c.ctx
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	e.bag = c.b.cfg.baggage.append(e.bag, ctx)
 }
 
 // directBytes is the record the direct way writes, if it takes the entry.
@@ -36,6 +50,8 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 	defer putEncoder(e)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	rec.EventName = c.eventName(findContext(fields))
+	entryBaggage(c, e, fields)
 	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")
@@ -51,13 +67,12 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 	defer putEncoder(e)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
+	rec.EventName = c.eventName(findContext(fields))
+	entryBaggage(c, e, fields)
 	if _, ok := c.appendDirect(nil, e, &rec, ent, fields, lim); ok {
 		return nil
 	}
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
-	return otlpwire.AppendRecord(nil, &rec, e.result(), lim)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
@@ -129,7 +144,24 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			})), zap.Object("\xffbad", diffMessyObject{})}},
 		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
 		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
+		{"an event name", core, []zapcore.Field{EventName("train.step"), zap.Int("step", 1), zap.String(eventNameKey, "an attribute")}},
+		{"an event name from With, the entry's winning", core.With([]zapcore.Field{EventName("from.with"), zap.Int("a", 1)}).(*Core),
+			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},
+		{"an event name from With alone", core.With([]zapcore.Field{EventName("from.with")}).(*Core), []zapcore.Field{zap.Int("b", 2)}},
 	}
+	bagCore := NewCore(WithLoggerProvider(core.b.provider), WithBaggage())
+	bagCtx := withTestBaggage(t, ctx, "tenant", "acme", "user", "u\u00e9", "a", "from baggage")
+	taken = append(taken, []struct {
+		name   string
+		core   *Core
+		fields []zapcore.Field
+	}{
+		{"baggage, all members", bagCore, []zapcore.Field{Context(bagCtx), zap.Int("step", 1)}},
+		{"baggage, named members", NewCore(WithLoggerProvider(core.b.provider), WithBaggage("user", "missing", "tenant")),
+			[]zapcore.Field{Context(bagCtx), zap.Int("step", 1)}},
+		{"baggage from With", bagCore.With([]zapcore.Field{Context(bagCtx)}).(*Core), []zapcore.Field{zap.Int("step", 1)}},
+		{"baggage, no context", bagCore, []zapcore.Field{zap.Int("step", 1)}},
+	}...)
 	for _, tc := range taken {
 		got, ok := directBytes(tc.core, ent, tc.fields, lim)
 		if !ok {
@@ -164,6 +196,9 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"With a zap.Error", core.With([]zapcore.Field{zap.Error(errors.New("x"))}).(*Core), nil},
 		{"With a namespace", core.With([]zapcore.Field{zap.Namespace("ns")}).(*Core), nil},
 		{"With repeats a key", core.With([]zapcore.Field{zap.Int("a", 1)}).(*Core), []zapcore.Field{zap.Int("a", 2)}},
+		{"a baggage member named like a field", bagCore, []zapcore.Field{Context(bagCtx), zap.Int("a", 1)}},
+		{"a baggage member named like a With field", bagCore.With([]zapcore.Field{zap.Int("tenant", 1)}).(*Core),
+			[]zapcore.Field{Context(bagCtx)}},
 	}
 	for _, tc := range left {
 		if _, ok := directBytes(tc.core, ent, tc.fields, lim); ok {
@@ -349,12 +384,15 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 	}
 	defer tight.Shutdown(context.Background())
 	ctx, _ := spanContext(f)
+	// Baggage whose keys the fuzzer's may meet: the direct way must give
+	// a repeat up.
+	ctx = withTestBaggage(f, ctx, "a", "1", "b", "two", "k", "")
 	f.Fuzz(func(t *testing.T, data []byte, shape uint8) {
 		prov := p
 		if shape&1 != 0 {
 			prov = tight
 		}
-		core := NewCore(WithLoggerProvider(prov))
+		core := NewCore(WithLoggerProvider(prov), WithBaggage())
 		fields := fuzzFields(data, ctx)
 		if shape&2 != 0 && len(fields) > 0 {
 			core = core.With(fields[:len(fields)/2]).(*Core)
@@ -403,7 +441,7 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 		return v
 	}
 	for len(data) > 0 && len(fields) < 40 {
-		kind := next(1)[0] % 19
+		kind := next(1)[0] % 20
 		key := str()
 		switch kind {
 		case 0:
@@ -444,6 +482,8 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 			fields = append(fields, zap.Namespace(key))
 		case 18:
 			fields = append(fields, zap.Error(&panicTypeErr{msg: str()}))
+		case 19:
+			fields = append(fields, EventName(str()))
 		}
 	}
 	return fields

@@ -1,0 +1,52 @@
+package zaplens
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+)
+
+// baggageKeys is what WithBaggage set: the members to copy, or all.
+type baggageKeys struct {
+	on   bool
+	all  bool
+	keys []string
+}
+
+func (b *baggageKeys) add(keys []string) {
+	b.on = true
+	b.all = b.all || len(keys) == 0
+	for _, k := range keys {
+		if !slices.Contains(b.keys, k) {
+			b.keys = append(b.keys, k)
+		}
+	}
+}
+
+// append appends the baggage of ctx that b names, as baggagecopy makes it:
+// one string attribute per member, its key and its value. All members go
+// in the order of their keys, so that a record does not change from one
+// run to the next (baggage keeps them in a map).
+func (b baggageKeys) append(dst []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
+	bg := baggage.FromContext(ctx)
+	if bg.Len() == 0 {
+		return dst
+	}
+	if !b.all {
+		for _, k := range b.keys {
+			if m := bg.Member(k); m.Key() != "" {
+				dst = append(dst, stringAttr(m.Key(), m.Value()))
+			}
+		}
+		return dst
+	}
+	ms := bg.Members()
+	slices.SortFunc(ms, func(a, b baggage.Member) int { return cmp.Compare(a.Key(), b.Key()) })
+	for _, m := range ms {
+		dst = append(dst, stringAttr(m.Key(), m.Value()))
+	}
+	return dst
+}

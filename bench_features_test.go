@@ -1,0 +1,53 @@
+package zaplens
+
+import (
+	"context"
+	"testing"
+
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// BenchmarkFeatures is case 1's line through a tee with each bridge
+// feature of issue 25 on, against none (off), on a zaplens provider
+// (provider=zaplens, an export that discards) and on a provider of the
+// user's own (provider=own, which discards each record): what each costs
+// when used. span-events logs inside a recording sdk/trace span.
+func BenchmarkFeatures(b *testing.B) {
+	cleanEnv(b)
+	ctx, _ := spanContext(b)
+	bagCtx := withTestBaggage(b, ctx, "tenant", "acme", "session", "s-42")
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	for _, prov := range []struct {
+		name string
+		p    log.LoggerProvider
+	}{{"zaplens", p}, {"own", discardProvider{}}} {
+		for _, bc := range []struct {
+			name   string
+			opts   []Option
+			ctx    context.Context
+			fields []zap.Field
+		}{
+			{"off", nil, ctx, nil},
+			{"event-name", nil, ctx, []zap.Field{EventName("train.step")}},
+			{"baggage", []Option{WithBaggage()}, bagCtx, nil},
+			{"level-for", []Option{WithLevelFor("http", zapcore.WarnLevel), WithLevelFor("megatron", zapcore.DebugLevel)}, ctx, nil},
+			{"span-status", []Option{WithSpanStatus(zapcore.ErrorLevel)}, ctx, nil},
+			{"span-events", []Option{WithSpanEvents(zapcore.InfoLevel)}, ctx, nil},
+		} {
+			fields := append(caseOneFields(bc.ctx), bc.fields...)
+			l := zap.New(NewTee(jsonDiscard(), append([]Option{WithLoggerProvider(prov.p)}, bc.opts...)...)).Named("megatron")
+			b.Run("provider="+prov.name+"/"+bc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					l.Info("step done", fields...)
+				}
+			})
+		}
+	}
+}
