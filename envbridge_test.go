@@ -65,6 +65,38 @@ func TestEnvLevel(t *testing.T) {
 	}
 }
 
+// ZAPLENS_LEVEL sets levels per logger-name prefix as WithLevelFor does;
+// WithLevelFor for the same prefix wins, and a bad part is ignored whole,
+// with a warning.
+func TestEnvLevelPerLogger(t *testing.T) {
+	names := []string{"", "http", "http.client", "megatron.training"}
+	for _, tc := range []struct {
+		value string
+		opts  []Option
+		want  []string
+		warn  string
+	}{
+		{"warn,http=error,megatron.training=debug", nil,
+			[]string{" warn", " error", "http error", "http.client error",
+				"megatron.training debug", "megatron.training info", "megatron.training warn", "megatron.training error"}, ""},
+		{"http=debug", []Option{WithLevelFor("http", zapcore.ErrorLevel)},
+			[]string{" info", " warn", " error", "http error", "http.client error",
+				"megatron.training info", "megatron.training warn", "megatron.training error"}, ""},
+		{"info,http=lod", nil,
+			[]string{" info", " warn", " error", "http info", "http warn", "http error", "http.client info", "http.client warn", "http.client error",
+				"megatron.training info", "megatron.training warn", "megatron.training error"}, `"http=lod": want debug`},
+	} {
+		out := bridgeEnv(t)
+		t.Setenv(EnvLevel, tc.value)
+		if got := logEachLevel(t, names, tc.opts...); !slices.Equal(got, tc.want) {
+			t.Errorf("%s=%q with %d options: bridged %q, want %q", EnvLevel, tc.value, len(tc.opts), got, tc.want)
+		}
+		if said := out.String(); tc.warn == "" && said != "" || !strings.Contains(said, tc.warn) {
+			t.Errorf("%s=%q: warned %q, want %q", EnvLevel, tc.value, said, tc.warn)
+		}
+	}
+}
+
 func TestEnvLoggerNames(t *testing.T) {
 	names := []string{"", "http", "http.client", "db", "httpx"}
 	for _, tc := range []struct {

@@ -1,6 +1,7 @@
 package zaplens
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -79,16 +80,35 @@ func checkLevelPrefixes(levels []levelFor) {
 	checkPrefixes("WithLevelFor", prefixes)
 }
 
+// levelSpec is a level specification read: the level of every logger,
+// if given, and those of name prefixes.
+type levelSpec struct {
+	all    zapcore.Level
+	hasAll bool
+	fors   []levelFor
+}
+
+// options are the spec as options: WithLevel and WithLevelFor.
+func (s levelSpec) options() []Option {
+	var opts []Option
+	if s.hasAll {
+		opts = append(opts, WithLevel(s.all))
+	}
+	for _, lf := range s.fors {
+		opts = append(opts, WithLevelFor(lf.prefix, lf.level))
+	}
+	return opts
+}
+
 // parseLevelSpec reads a level specification, "info,http=warn,
 // megatron.training=debug": a bare level is WithLevel's, name=level a
-// WithLevelFor. Spaces around the parts are ignored. An unknown level, an
-// empty part, an empty name, a second bare level or a name given twice is
-// an error naming it, so that a typo in the environment is told, not
-// ignored.
-func parseLevelSpec(spec string) ([]Option, error) {
-	var opts []Option
+// WithLevelFor; a level is one of zap's names, in any case, or off.
+// Spaces around the parts are ignored. An unknown level, an empty part, an
+// empty name, a second bare level or a name given twice is an error naming
+// it, so that a typo in the environment is told, not ignored.
+func parseLevelSpec(spec string) (levelSpec, error) {
+	var out levelSpec
 	seen := map[string]bool{}
-	bare := false
 	for part := range strings.SplitSeq(spec, ",") {
 		part = strings.TrimSpace(part)
 		name, lvl, named := strings.Cut(part, "=")
@@ -97,24 +117,38 @@ func parseLevelSpec(spec string) ([]Option, error) {
 			lvl = name
 		}
 		if part == "" || (named && name == "") {
-			return nil, fmt.Errorf("level spec %q: empty part %q: want level or name=level", spec, part)
+			return levelSpec{}, fmt.Errorf("empty part %q: want level or name=level", part)
 		}
-		l, err := zapcore.ParseLevel(lvl)
-		if err != nil {
-			return nil, fmt.Errorf("level spec %q: %q: %w", spec, part, err)
+		l, err := parseLevelName(lvl)
+		if err != nil && named {
+			return levelSpec{}, fmt.Errorf("%q: %w", part, err)
+		} else if err != nil {
+			return levelSpec{}, err
 		}
 		switch {
-		case !named && bare:
-			return nil, fmt.Errorf("level spec %q: two levels for every logger", spec)
+		case !named && out.hasAll:
+			return levelSpec{}, fmt.Errorf("two levels for every logger")
 		case !named:
-			bare = true
-			opts = append(opts, WithLevel(l))
+			out.all, out.hasAll = l, true
 		case seen[name]:
-			return nil, fmt.Errorf("level spec %q: %q is given twice", spec, name)
+			return levelSpec{}, fmt.Errorf("%q is given twice", name)
 		default:
 			seen[name] = true
-			opts = append(opts, WithLevelFor(name, l))
+			out.fors = append(out.fors, levelFor{prefix: name, level: l})
 		}
 	}
-	return opts, nil
+	return out, nil
+}
+
+// parseLevelName reads one of zap's level names, in any case, or off.
+func parseLevelName(v string) (zapcore.Level, error) {
+	name := strings.ToLower(v)
+	if name == "off" {
+		return Off, nil
+	}
+	l, err := zapcore.ParseLevel(name)
+	if err != nil {
+		return 0, errors.New("want debug, info, warn, error, dpanic, panic, fatal or off")
+	}
+	return l, nil
 }

@@ -66,8 +66,10 @@ func newConfig(opts []Option) config {
 // stderr, naming the variable, and the default holds.
 const (
 	// EnvLevel is the least level bridged: debug, info, warn, error,
-	// dpanic, panic, fatal, or off (nothing bridged). [WithLevel] and
-	// [WithRankLevel] win over it.
+	// dpanic, panic, fatal, or off (nothing bridged); or levels per
+	// logger-name prefix as well, "info,http=warn,megatron.training=debug",
+	// as [WithLevelFor] sets them. [WithLevel], [WithRankLevel] and
+	// WithLevelFor for the same prefix win over it.
 	EnvLevel = "ZAPLENS_LEVEL"
 	// EnvLoggerNames is a comma-separated list of logger-name prefixes to
 	// bridge, as [WithLoggerName] takes them; an empty item is the unnamed
@@ -93,10 +95,16 @@ var unsetIDFormat IDFormat = &keyedIDs{}
 // fromEnv fills each setting no option set from its variable, else its
 // default.
 func (c *config) fromEnv() {
+	spec := envLevelSpec()
 	if c.level == nil {
 		c.level = zapcore.InfoLevel
-		if l, ok := envLevel(EnvLevel); ok {
-			c.level = l
+		if spec.hasAll {
+			c.level = spec.all
+		}
+	}
+	for _, lf := range spec.fors {
+		if !c.hasLevelFor(lf.prefix) { // WithLevelFor's own wins
+			c.levels = append(c.levels, lf)
 		}
 	}
 	if c.idFormat == unsetIDFormat {
@@ -129,16 +137,38 @@ func envLevel(key string) (zapcore.Level, bool) {
 	if v == "" {
 		return 0, false
 	}
-	name := strings.ToLower(v)
-	if name == "off" {
-		return Off, true
-	}
-	l, err := zapcore.ParseLevel(name)
+	l, err := parseLevelName(v)
 	if err != nil {
-		warnEnv(key, v, "want debug, info, warn, error, dpanic, panic, fatal or off")
+		warnEnv(key, v, err.Error())
 		return 0, false
 	}
 	return l, true
+}
+
+// envLevelSpec reads ZAPLENS_LEVEL: a level, or a level specification
+// with levels per logger-name prefix ("info,http=warn"). A bad value is
+// ignored whole, with a warning.
+func envLevelSpec() levelSpec {
+	v := strings.TrimSpace(os.Getenv(EnvLevel))
+	if v == "" {
+		return levelSpec{}
+	}
+	spec, err := parseLevelSpec(v)
+	if err != nil {
+		warnEnv(EnvLevel, v, err.Error())
+		return levelSpec{}
+	}
+	return spec
+}
+
+// hasLevelFor tells whether WithLevelFor set prefix's level.
+func (c *config) hasLevelFor(prefix string) bool {
+	for _, lf := range c.levels {
+		if lf.prefix == prefix {
+			return true
+		}
+	}
+	return false
 }
 
 // parseIDFormat reads ZAPLENS_ID_FORMAT's value.
