@@ -96,13 +96,13 @@ func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.level) }
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
 func (c *Core) With(fields []zapcore.Field) zapcore.Core {
-	return c.withContext(fields, findContext(fields))
+	return c.withContext(fields, readEntry(fields))
 }
 
 // withContext is With, the fields' context already read (a tee reads it too). The
 // last context given wins, even one whose span could not be read: an
 // earlier one would put the entries in the wrong trace.
-func (c *Core) withContext(fields []zapcore.Field, ec entryContext) (with *Core) {
+func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 	if len(fields) == 0 {
 		return c
 	}
@@ -209,7 +209,8 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	e := getEncoder()
 	defer putEncoder(e)
 	// A terminal entry comes here past Check's filters.
-	c.write(e, c.b.check(ent), findContext(fields), ent, fields)
+	s, r := c.b.check(ent), readEntry(fields)
+	c.write(e, &s, &r, &ent, fields)
 	return nil
 }
 
@@ -230,14 +231,13 @@ func BridgeLost() uint64 { return bridgeLost.Load() }
 var bridgeLost atomic.Uint64
 
 // write converts the entry with e, an empty encoder, and emits it to the
-// scope's logger. ec is the entry's own context.
-func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry, fields []zapcore.Field) {
-	l := s.logger
+// scope's logger. r is what the entry's fields say, read once.
+func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
 	if !s.bridged {
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
-	ctx, sc := ec.ctx, ec.sc
+	ctx, sc := r.ctx, r.sc
 	if ctx == nil {
 		ctx, sc = c.ctx, c.sc
 	}
@@ -248,13 +248,20 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 		ctx = context.Background()
 	}
 	// Asked here, with the entry's context, rather than in Check: a
-	// processor may decide by the span, or by the event name.
+	// processor may decide by the span, or by the event name. A zaplens
+	// provider's logger is asked without the interface: it decides by
+	// its provider's state alone.
 	sev := severity(ent.Level)
-	event := c.eventName(ec)
-	enabled := l.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
+	event := c.eventName(r)
+	var enabled bool
+	if s.wire != nil {
+		enabled = s.wire.enabled()
+	} else {
+		enabled = s.logger.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
+	}
 	var span trace.Span // set when the entry is also to be a span event
 	if c.b.cfg.spans.on {
-		span = c.b.cfg.spans.mark(ctx, ent)
+		span = c.b.cfg.spans.mark(ctx, *ent)
 	}
 	if !enabled && span == nil {
 		return
@@ -269,13 +276,13 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc)
 		rec.EventName = event
-		if span == nil && c.writeDirect(s.wire, e, &rec, ent, fields) {
+		if span == nil && !r.nested && c.writeDirect(s.wire, e, &rec, ent, fields) {
 			return
 		}
 	}
 	attrs := c.convert(e, ent, fields)
 	if span != nil {
-		c.b.cfg.spans.addEvent(span, ent, e.err, attrs)
+		c.b.cfg.spans.addEvent(span, *ent, e.err, attrs)
 	}
 	if !enabled {
 		return
@@ -289,12 +296,12 @@ func (c *Core) write(e *attrEncoder, s scope, ec entryContext, ent zapcore.Entry
 	var lrec log.Record
 	fillRecord(&lrec, ent, sev, e.err, attrs)
 	lrec.SetEventName(event)
-	c.b.emit(ctx, l, &lrec)
+	c.b.emit(ctx, s.logger, &lrec)
 }
 
 // convert converts the entry the general way, with e, and returns its
 // attributes: With's, the fields', the entry's own, the baggage's last.
-func (c *Core) convert(e *attrEncoder, ent zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
+func (c *Core) convert(e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
@@ -303,16 +310,19 @@ func (c *Core) convert(e *attrEncoder, ent zapcore.Entry, fields []zapcore.Field
 }
 
 // eventName is the entry's event name, made valid: its own, else With's.
-func (c *Core) eventName(ec entryContext) string {
-	if ec.events > 0 {
-		return validString(ec.event)
+func (c *Core) eventName(r *entryRead) string {
+	switch {
+	case r.events > 0:
+		return validString(r.event)
+	case c.event != "":
+		return validString(c.event)
 	}
-	return validString(c.event)
+	return ""
 }
 
 // fillRecord makes rec the log.Record of the converted entry, for any other
 // provider. rec is the caller's, so that it stays on the stack.
-func fillRecord(rec *log.Record, ent zapcore.Entry, sev log.Severity, err error, attrs []attribute.KeyValue) {
+func fillRecord(rec *log.Record, ent *zapcore.Entry, sev log.Severity, err error, attrs []attribute.KeyValue) {
 	rec.SetTimestamp(ent.Time)
 	rec.SetBody(stringValue(ent.Message))
 	rec.SetSeverity(sev)
@@ -330,7 +340,7 @@ func (c *Core) seed(e *attrEncoder) {
 }
 
 // addEntry adds what the entry itself carries: its caller and its stack.
-func (e *attrEncoder) addEntry(ent zapcore.Entry) {
+func (e *attrEncoder) addEntry(ent *zapcore.Entry) {
 	if ent.Caller.Defined {
 		e.top = append(e.top,
 			stringAttr(keyFilePath, ent.Caller.File),

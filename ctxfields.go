@@ -45,36 +45,49 @@ func contextOf(f zapcore.Field) (context.Context, bool) {
 	return nil, false
 }
 
-// entryContext is what an entry's fields say of its context, read in one
-// pass: the span is read once per entry, however many parts need it. The
-// event name rides in the same pass, so that it costs no second scan.
-type entryContext struct {
+// entryRead is what one pass over an entry's fields finds, for every
+// later step to read: the tee's ids and base's fields, the trace-based
+// rule, Enabled, the record's head, and which way encodes the fields. None
+// of them looks at the fields for these again, nor reads the span twice.
+type entryRead struct {
 	ctx     context.Context   // the last context among the fields; nil if none, or if reading its span panics
 	sc      trace.SpanContext // ctx's span
 	n       int               // how many fields carry a context
 	printed bool              // an outer tee printed the ids (see passedKey)
 	loud    bool              // a context field an encoder would print: zap.Any's
+	nested  bool              // a namespace or an inline marshaler: the direct way declines the entry
 	event   string            // the last EventName's name
 	events  int               // how many fields are EventName's
 }
 
-// findContext reads the entry's context and event name from its fields.
-func findContext(fields []zapcore.Field) (ec entryContext) {
+// readEntry reads the entry's context and event name from its fields.
+func readEntry(fields []zapcore.Field) (r entryRead) {
+	r.read(fields)
+	return r
+}
+
+// read fills r, a zero entryRead, from the fields, in one pass.
+func (r *entryRead) read(fields []zapcore.Field) {
 	for i := range fields {
-		if isEventName(&fields[i]) {
-			ec.event, ec.events = fields[i].String, ec.events+1
-			continue
-		}
-		if c, ok := contextOf(fields[i]); ok {
-			ec.ctx, ec.n = c, ec.n+1
-			ec.printed = ec.printed || (fields[i].Key == passedKey && fields[i].Type == zapcore.SkipType)
-			ec.loud = ec.loud || fields[i].Type != zapcore.SkipType
+		f := &fields[i]
+		switch f.Type {
+		case zapcore.StringType:
+			if isEventName(f) {
+				r.event, r.events = f.String, r.events+1
+			}
+		case zapcore.SkipType, zapcore.StringerType, zapcore.ReflectType:
+			if c, ok := f.Interface.(context.Context); ok && c != nil {
+				r.ctx, r.n = c, r.n+1
+				r.printed = r.printed || (f.Key == passedKey && f.Type == zapcore.SkipType)
+				r.loud = r.loud || f.Type != zapcore.SkipType
+			}
+		case zapcore.NamespaceType, zapcore.InlineMarshalerType:
+			r.nested = true
 		}
 	}
-	if ec.n > 0 {
-		ec.ctx, ec.sc = spanOf(ec.ctx)
+	if r.n > 0 {
+		r.ctx, r.sc = spanOf(r.ctx)
 	}
-	return ec
 }
 
 // spanOf returns ctx and its span context, or nothing if reading the span

@@ -23,6 +23,17 @@ type logger struct {
 	p     *LoggerProvider
 	scope int    // the pipeline's number for this logger's scope
 	name  string // set for a logger past the scope bound: its own scope name
+
+	// Decided once, when the logger is made, for the bridge's direct way:
+	// the provider's limits for strings the bridge made valid itself, and
+	// the largest record the pipeline takes.
+	direct    otlpwire.Limits
+	maxRecord int
+}
+
+// newLogger makes p's logger for the pipeline's scope number scope.
+func newLogger(p *LoggerProvider, scope int, name string) *logger {
+	return &logger{p: p, scope: scope, name: name, direct: directLimits(p), maxRecord: p.pipe.MaxRecordBytes()}
 }
 
 // loggerKey tells scopes apart as the SDK does.
@@ -33,7 +44,10 @@ type loggerKey struct {
 
 // Enabled is true until the provider shuts down: filtering is the bridge's
 // job, done before a record is built.
-func (l *logger) Enabled(context.Context, log.EnabledParameters) bool { return !l.p.stopped.Load() }
+func (l *logger) Enabled(context.Context, log.EnabledParameters) bool { return l.enabled() }
+
+// enabled is Enabled, for the bridge, which needs no parameters to ask.
+func (l *logger) enabled() bool { return !l.p.stopped.Load() }
 
 // Emit encodes r as the SDK's pipeline would send it: keys made unique at
 // every level (the last value at the first's place), the record limits

@@ -195,7 +195,7 @@ func (p *LoggerProvider) Logger(name string, opts ...log.LoggerOption) log.Logge
 		return p.overflow(name)
 	}
 	scope := otlpwire.NewScope(name, key.version, key.schemaURL, attrs.ToSlice())
-	l := &logger{p: p, scope: p.pipe.AddScope(scope)}
+	l := newLogger(p, p.pipe.AddScope(scope), "")
 	p.loggers[key] = l
 	return l
 }
@@ -210,7 +210,7 @@ func (p *LoggerProvider) overflow(name string) *logger {
 	if p.overflowScope < 0 {
 		p.overflowScope = p.pipe.AddScope(otlpwire.NewScope(overflowScope, "", "", nil))
 	}
-	return &logger{p: p, scope: p.overflowScope, name: name}
+	return newLogger(p, p.overflowScope, name)
 }
 
 // overflowScope is the scope of records from loggers past the bound.

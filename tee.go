@@ -56,7 +56,7 @@ func (t *tee) Level() zapcore.Level {
 // nothing.
 func (t *tee) With(fields []zapcore.Field) zapcore.Core {
 	nt := *t
-	ec := findContext(fields)
+	ec := readEntry(fields)
 	if ec.n < len(fields) {
 		bf := fields
 		if ec.n > 0 {
@@ -99,12 +99,13 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 
 // Write writes to both sides, for callers that skip Check.
 func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	ec := findContext(fields)
+	r := readEntry(fields)
 	var buf []zapcore.Field
-	err := t.base.Write(ent, t.baseFields(ec, fields, &buf))
+	err := t.base.Write(ent, t.baseFields(&r, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	t.bridge.write(e, t.bridge.b.check(ent), ec, ent, fields)
+	s := t.bridge.b.check(ent)
+	t.bridge.write(e, &s, &r, &ent, fields)
 	return err
 }
 
@@ -119,7 +120,7 @@ func (t *tee) Sync() error {
 // twice, or another bridge) to find. A plain base has no bridge inside and
 // prints no Context field, so it gets the fields as they are, after the
 // ids. buf is reused.
-func (t *tee) baseFields(ec entryContext, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
+func (t *tee) baseFields(ec *entryRead, fields []zapcore.Field, buf *[]zapcore.Field) []zapcore.Field {
 	if ec.n == 0 && t.bridge.ctx == nil {
 		return fields
 	}
@@ -185,6 +186,7 @@ type teeWrite struct {
 	base      *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
 	plainBase bool                  // base is plain and takes the entry: written with no checked entry
 	scope     scope                 // where the bridge emits; not bridged if it takes no part
+	read      entryRead             // what the entry's fields say, read once at the top of Write
 	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields    []zapcore.Field       // scratch for base's fields
 	enc       attrEncoder           // scratch for the bridge's attributes
@@ -197,19 +199,19 @@ var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncode
 var baseErrorOutput = zapcore.Lock(os.Stderr)
 
 func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	t := w.tee
-	ec := findContext(fields)
+	t, r := w.tee, &w.read
+	r.read(fields)
 	if w.base != nil {
 		// zap adds the caller and the stack to the entry after Check.
 		w.base.Entry = ent
 		w.base.ErrorOutput = baseErrorOutput
-		w.base.Write(t.baseFields(ec, fields, &w.fields)...)
+		w.base.Write(t.baseFields(r, fields, &w.fields)...)
 	}
 	if w.plainBase {
-		writePlain(t.base, ent, t.baseFields(ec, fields, &w.fields))
+		writePlain(t.base, ent, t.baseFields(r, fields, &w.fields))
 	}
 	if w.scope.bridged {
-		t.bridge.write(&w.enc, w.scope, ec, ent, fields)
+		t.bridge.write(&w.enc, &w.scope, r, &ent, fields)
 	}
 	if w.ce != nil {
 		t.bridge.b.flushTerminal(ent.Level, w.ce)
@@ -228,7 +230,7 @@ func (w *teeWrite) release() {
 	if !w.enc.release() {
 		return
 	}
-	w.tee, w.base, w.plainBase, w.scope, w.ce, w.fields = nil, nil, false, scope{}, nil, w.fields[:0]
+	w.tee, w.base, w.plainBase, w.scope, w.read, w.ce, w.fields = nil, nil, false, scope{}, entryRead{}, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

@@ -72,15 +72,15 @@ func directLimits(p *LoggerProvider) otlpwire.Limits {
 // the direct way and queues it, or reports false, having queued nothing,
 // when the entry needs the general way. e is scratch for fields of other
 // kinds, and is left empty.
-func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field) bool {
+func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field) bool {
 	if !c.wire.ok || l.name != "" {
 		// With fields the direct way leaves to the general one, or a
 		// scope past the bound, whose name the general way adds.
 		return false
 	}
-	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, directLimits(l.p))
+	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, l.direct)
 	e.keepRecord(b)
-	if !ok || len(b) > l.p.pipe.MaxRecordBytes() {
+	if !ok || len(b) > l.maxRecord {
 		return false // a record too large is cut, the general way
 	}
 	l.p.pipe.Enqueue(l.scope, b, false)
@@ -89,7 +89,7 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent 
 
 // setWireRecord makes rec, a zero Record, the entry's record but its
 // attributes.
-func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc trace.SpanContext) {
+func setWireRecord(rec *otlpwire.Record, ent *zapcore.Entry, sev log.Severity, sc trace.SpanContext) {
 	rec.Time = ent.Time
 	rec.Observed = ent.Time // zap read the clock a moment ago: no need to again
 	if ent.Time.IsZero() {
@@ -104,7 +104,7 @@ func setWireRecord(rec *otlpwire.Record, ent zapcore.Entry, sev log.Severity, sc
 // appendDirect appends the record the direct way, and reports false when
 // the entry needs the general way; then e.direct keeps what it converted,
 // for addFields, until the encoder is released.
-func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
+func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	if !c.wire.ok {
 		return b, false
 	}
@@ -343,7 +343,7 @@ func (d *directWriter) float(key string, v float64) bool {
 // addEntry writes the caller and the stack, as attrEncoder.addEntry adds
 // them: a stack is exception.stacktrace beside an exception, else
 // code.stacktrace.
-func (d *directWriter) addEntry(ent zapcore.Entry) bool {
+func (d *directWriter) addEntry(ent *zapcore.Entry) bool {
 	if ent.Caller.Defined {
 		if !d.str(keyFilePath, ent.Caller.File) || !d.int(keyLineNumber, int64(ent.Caller.Line)) {
 			return false

@@ -23,10 +23,11 @@ func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwi
 	e := getEncoder()
 	defer putEncoder(e)
 	var rec otlpwire.Record
-	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
-	rec.EventName = c.eventName(findContext(fields))
+	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
+	r := readEntry(fields)
+	rec.EventName = c.eventName(&r)
 	entryBaggage(c, e, fields)
-	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, &ent, fields), lim)
 }
 
 // entryBaggage reads the entry's baggage into e, as Core.write does.
@@ -34,7 +35,7 @@ func entryBaggage(c *Core, e *attrEncoder, fields []zapcore.Field) {
 	if !c.b.cfg.baggage.on {
 		return
 	}
-	ctx := findContext(fields).ctx
+	ctx := readEntry(fields).ctx
 	if ctx == nil {
 		ctx = c.ctx
 	}
@@ -49,10 +50,11 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 	e := getEncoder()
 	defer putEncoder(e)
 	var rec otlpwire.Record
-	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
-	rec.EventName = c.eventName(findContext(fields))
+	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
+	r := readEntry(fields)
+	rec.EventName = c.eventName(&r)
 	entryBaggage(c, e, fields)
-	b, ok := c.appendDirect(nil, e, &rec, ent, fields, lim)
+	b, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")
 	}
@@ -66,13 +68,14 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 	e := getEncoder()
 	defer putEncoder(e)
 	var rec otlpwire.Record
-	setWireRecord(&rec, ent, severity(ent.Level), c.sc)
-	rec.EventName = c.eventName(findContext(fields))
+	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
+	r := readEntry(fields)
+	rec.EventName = c.eventName(&r)
 	entryBaggage(c, e, fields)
-	if _, ok := c.appendDirect(nil, e, &rec, ent, fields, lim); ok {
+	if _, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim); ok {
 		return nil
 	}
-	return otlpwire.AppendRecord(nil, &rec, c.convert(e, ent, fields), lim)
+	return otlpwire.AppendRecord(nil, &rec, c.convert(e, &ent, fields), lim)
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
@@ -517,7 +520,7 @@ func TestDirectKeepsNoHugeMemo(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
 	var rec otlpwire.Record
-	if _, ok := core.appendDirect(nil, e, &rec, zapcore.Entry{}, fields, lim); !ok {
+	if _, ok := core.appendDirect(nil, e, &rec, &zapcore.Entry{}, fields, lim); !ok {
 		t.Fatal("the direct way did not take it")
 	}
 	e.direct.forget()
