@@ -241,7 +241,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	if ctx == nil {
 		ctx, sc = c.ctx, c.sc
 	}
-	if c.b.cfg.traceBased.drops(ent.Level, sc) {
+	if c.b.cfg.traceBased.drops(ent.Level, &sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
 	}
 	if ctx == nil {

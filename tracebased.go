@@ -28,9 +28,8 @@ type traceBased struct {
 
 // drops reports whether an entry at level l whose span is sc (zero: no
 // context) stays out of the bridge.
-func (tb traceBased) drops(l zapcore.Level, sc trace.SpanContext) bool {
-	exempt := tb.always != Off && l >= tb.always
-	if !tb.on || exempt {
+func (tb *traceBased) drops(l zapcore.Level, sc *trace.SpanContext) bool {
+	if !tb.on || (tb.always != Off && l >= tb.always) {
 		return false
 	}
 	return sc.IsValid() && !sc.IsSampled()
