@@ -111,7 +111,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	d := &e.direct
 	d.keys, d.lim, d.e = d.keys[:0], lim, e
 	defer d.done()
-	d.b = otlpwire.AppendHead(b, rec, lim)
+	d.b = otlpwire.AppendHead(b, rec, &d.lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.with = c.wire.keys
 	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
@@ -217,13 +217,13 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 	case zapcore.BoolType:
 		k, ok := d.key(f.Key)
 		if ok && k != "" {
-			d.b = otlpwire.AppendBoolAttr(d.b, k, f.Integer == 1, d.lim)
+			d.b = otlpwire.AppendBoolAttr(d.b, k, f.Integer == 1, &d.lim)
 		}
 		return ok
 	case zapcore.BinaryType:
 		k, ok := d.key(f.Key)
 		if v, isBytes := f.Interface.([]byte); ok && isBytes && k != "" {
-			d.b = otlpwire.AppendBytesAttr(d.b, k, v, d.lim)
+			d.b = otlpwire.AppendBytesAttr(d.b, k, v, &d.lim)
 		}
 		return ok
 	case zapcore.SkipType:
@@ -319,7 +319,7 @@ func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 func (d *directWriter) str(key, v string) bool {
 	k, ok := d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), d.lim)
+		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
 	}
 	return ok
 }
@@ -327,7 +327,7 @@ func (d *directWriter) str(key, v string) bool {
 func (d *directWriter) int(key string, v int64) bool {
 	k, ok := d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendIntAttr(d.b, k, v, d.lim)
+		d.b = otlpwire.AppendIntAttr(d.b, k, v, &d.lim)
 	}
 	return ok
 }
@@ -335,7 +335,7 @@ func (d *directWriter) int(key string, v int64) bool {
 func (d *directWriter) float(key string, v float64) bool {
 	k, ok := d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendFloatAttr(d.b, k, v, d.lim)
+		d.b = otlpwire.AppendFloatAttr(d.b, k, v, &d.lim)
 	}
 	return ok
 }

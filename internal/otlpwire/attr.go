@@ -15,14 +15,16 @@ import (
 // with no length to fill in afterwards. An empty key is the caller's to
 // leave out.
 
+// The scalar writers take the limits by pointer: they are called once per
+// attribute, and a Limits is too wide to pass in registers.
+
 // AppendStringAttr appends an attribute with a string value.
-func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
-	e := encoder{Limits: lim}
-	key = e.valid(key)
-	if lim.Redact != nil && lim.Redact.Match(key) {
+func AppendStringAttr(b []byte, key, v string, lim *Limits) []byte {
+	key, redact := lim.attrKey(key)
+	if redact {
 		v = Redacted
 	}
-	v = e.str(v)
+	v = Truncate(lim.ValueLength, lim.valid(v))
 	value := 1 + protowire.SizeBytes(len(v))
 	b = appendAttrHead(b, key, value)
 	b = appendTag(b, anyString, protowire.BytesType)
@@ -30,10 +32,9 @@ func AppendStringAttr(b []byte, key, v string, lim Limits) []byte {
 }
 
 // AppendBytesAttr appends an attribute with a byte-slice value.
-func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
-	e := encoder{Limits: lim}
-	key = e.valid(key)
-	if lim.Redact != nil && lim.Redact.Match(key) {
+func AppendBytesAttr(b []byte, key string, v []byte, lim *Limits) []byte {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, lim)
 	}
 	if lim.ValueLength >= 0 && len(v) > lim.ValueLength {
@@ -45,9 +46,9 @@ func AppendBytesAttr(b []byte, key string, v []byte, lim Limits) []byte {
 }
 
 // AppendIntAttr appends an attribute with an integer value.
-func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
-	key = encoder{Limits: lim}.valid(key)
-	if lim.Redact != nil && lim.Redact.Match(key) {
+func AppendIntAttr(b []byte, key string, v int64, lim *Limits) []byte {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, lim)
 	}
 	b = appendAttrHead(b, key, 1+protowire.SizeVarint(uint64(v)))
@@ -56,9 +57,9 @@ func AppendIntAttr(b []byte, key string, v int64, lim Limits) []byte {
 }
 
 // AppendFloatAttr appends an attribute with a double value.
-func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
-	key = encoder{Limits: lim}.valid(key)
-	if lim.Redact != nil && lim.Redact.Match(key) {
+func AppendFloatAttr(b []byte, key string, v float64, lim *Limits) []byte {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, lim)
 	}
 	b = appendAttrHead(b, key, 1+8)
@@ -67,14 +68,29 @@ func AppendFloatAttr(b []byte, key string, v float64, lim Limits) []byte {
 }
 
 // AppendBoolAttr appends an attribute with a boolean value.
-func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
-	key = encoder{Limits: lim}.valid(key)
-	if lim.Redact != nil && lim.Redact.Match(key) {
+func AppendBoolAttr(b []byte, key string, v bool, lim *Limits) []byte {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, lim)
 	}
 	b = appendAttrHead(b, key, 1+1)
 	b = appendTag(b, anyBool, protowire.VarintType)
 	return appendVarint(b, protowire.EncodeBool(v))
+}
+
+// attrKey is an attribute's key, made valid if the limits ask, and whether
+// its value is to be redacted: without a redactor, one test of a pointer.
+func (lim *Limits) attrKey(key string) (string, bool) {
+	key = lim.valid(key)
+	return key, lim.Redact != nil && lim.Redact.Match(key)
+}
+
+// valid is s made valid UTF-8 if the limits ask.
+func (lim *Limits) valid(s string) string {
+	if !lim.CheckUTF8 {
+		return s
+	}
+	return ValidString(s)
 }
 
 // AppendMapAttr appends an attribute whose value is a map of kvs: the bytes
@@ -84,7 +100,7 @@ func AppendBoolAttr(b []byte, key string, v bool, lim Limits) []byte {
 func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
 	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
-		return AppendStringAttr(b, key, Redacted, lim)
+		return AppendStringAttr(b, key, Redacted, &lim)
 	}
 	b, start := begin(b, recAttributes)
 	b = appendStringField(b, kvKey, e.valid(key))
@@ -99,7 +115,7 @@ func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) [
 func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
 	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
-		return AppendStringAttr(b, key, Redacted, lim)
+		return AppendStringAttr(b, key, Redacted, &lim)
 	}
 	b, start := begin(b, recAttributes)
 	b = appendStringField(b, kvKey, e.valid(key))

@@ -31,18 +31,18 @@ func TestTypedAttrsMatchAppendAttr(t *testing.T) {
 				}
 			}
 			for _, v := range strs {
-				check("string", AppendStringAttr(nil, key, v, lim), attribute.String(key, v))
-				check("bytes", AppendBytesAttr(nil, key, []byte(v), lim),
+				check("string", AppendStringAttr(nil, key, v, &lim), attribute.String(key, v))
+				check("bytes", AppendBytesAttr(nil, key, []byte(v), &lim),
 					attribute.KeyValue{Key: attribute.Key(key), Value: attribute.ByteSliceValue([]byte(v))})
 			}
 			for _, v := range []int64{0, 1, -1, 127, 128, math.MaxInt64, math.MinInt64} {
-				check("int", AppendIntAttr(nil, key, v, lim), attribute.Int64(key, v))
+				check("int", AppendIntAttr(nil, key, v, &lim), attribute.Int64(key, v))
 			}
 			for _, v := range []float64{0, -0.5, 3e-4, math.Inf(1), math.NaN()} {
-				check("float", AppendFloatAttr(nil, key, v, lim), attribute.Float64(key, v))
+				check("float", AppendFloatAttr(nil, key, v, &lim), attribute.Float64(key, v))
 			}
 			for _, v := range []bool{false, true} {
-				check("bool", AppendBoolAttr(nil, key, v, lim), attribute.Bool(key, v))
+				check("bool", AppendBoolAttr(nil, key, v, &lim), attribute.Bool(key, v))
 			}
 			for _, kvs := range compositeEntries(strs) {
 				sorted := attribute.MapValue(kvs...).AsMap() // the order MapValue keeps
@@ -92,7 +92,7 @@ func TestStepsMatchAppendRecord(t *testing.T) {
 		for _, lim := range []Limits{DefaultLimits, {AttributeCount: 1, ValueLength: 2, CheckUTF8: true}} {
 			r := &Record{Severity: 9, SeverityText: "info", Body: body, Dropped: 2}
 			want := AppendRecord(nil, r, attrs, lim)
-			got := AppendHead(nil, r, lim)
+			got := AppendHead(nil, r, &lim)
 			dropped := r.Dropped
 			for i, kv := range attrs {
 				if i >= lim.AttributeCount {

@@ -46,7 +46,7 @@ type Record struct {
 // with an empty key are left out, as the SDK leaves them out.
 func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
-	b = AppendHead(b, r, lim)
+	b = AppendHead(b, r, &lim)
 	dropped := r.Dropped
 	kept := 0
 	for _, kv := range attrs {
@@ -69,22 +69,21 @@ func AppendRecord(b []byte, r *Record, attrs []attribute.KeyValue, lim Limits) [
 
 // AppendHead appends what of r comes before its attributes: times,
 // severity, event name and body.
-func AppendHead(b []byte, r *Record, lim Limits) []byte {
-	e := encoder{Limits: lim}
+func AppendHead(b []byte, r *Record, lim *Limits) []byte {
 	b = appendFixed64Field(b, recTime, unixNano(r.Time))
 	b = appendFixed64Field(b, recObserved, unixNano(r.Observed))
 	b = appendVarintField(b, recSeverity, severityNumber(r.Severity))
-	b = appendStringField(b, recSeverityText, e.valid(r.SeverityText))
-	b = appendStringField(b, recEventName, e.valid(r.EventName))
+	b = appendStringField(b, recSeverityText, lim.valid(r.SeverityText))
+	b = appendStringField(b, recEventName, lim.valid(r.EventName))
 	if r.Body.Type() == attribute.STRING {
 		// The bridge's body, a message: no limit, nothing nested, and a
 		// size known ahead, so that a long one is written once.
-		s := e.valid(r.Body.AsString())
+		s := lim.valid(r.Body.AsString())
 		b = appendTag(b, recBody, protowire.BytesType)
 		b = appendVarint(b, uint64(1+protowire.SizeBytes(len(s))))
 		return appendString(b, anyString, s)
 	}
-	body := e // the SDK limits attributes only
+	body := encoder{Limits: *lim} // the SDK limits attributes only
 	body.ValueLength = -1
 	return body.appendValue(b, recBody, r.Body, -1)
 }
