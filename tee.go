@@ -227,7 +227,9 @@ func (w *teeWrite) release() {
 	if cap(w.fields) > maxPooledFields {
 		w.fields = nil
 	}
-	if !w.enc.release() {
+	// The encoder is the bridge's alone: left as it was found when the
+	// bridge took no part.
+	if w.scope.bridged && !w.enc.release() {
 		return
 	}
 	w.tee, w.base, w.plainBase, w.scope, w.read, w.ce, w.fields = nil, nil, false, nil, entryRead{}, nil, w.fields[:0]
