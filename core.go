@@ -52,8 +52,9 @@ type bridge struct {
 	level    zapcore.LevelEnabler // what any logger wants: cfg.level, or with WithLevelFor the union of levels
 	perName  bool                 // WithLevelFor was given: each scope has its own level
 
-	mu     sync.Mutex                       // serialises additions to scopes
-	scopes atomic.Pointer[map[string]scope] // by zap logger name; copied on write
+	mu     sync.Mutex                             // serialises additions to scopes
+	scopes atomic.Pointer[map[string]*namedScope] // by zap logger name; copied on write
+	last   atomic.Pointer[namedScope]             // the scope found last: most entries have their logger's name before
 
 	losses  lossCounter
 	flushes flushGroup
@@ -65,6 +66,12 @@ type scope struct {
 	wire    *logger              // logger itself when it is a zaplens provider's: no log.Record needed
 	bridged bool                 // the name passes the filters and the logger is not a no-op
 	level   zapcore.LevelEnabler // the name's own level, set only with WithLevelFor
+}
+
+// namedScope is a cached scope and its logger name.
+type namedScope struct {
+	name string
+	scope
 }
 
 // maxScopes bounds the scope cache, against a program that names loggers
@@ -81,7 +88,7 @@ func NewCore(opts ...Option) *Core {
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
 	}
-	b.scopes.Store(&map[string]scope{})
+	b.scopes.Store(&map[string]*namedScope{})
 	return &Core{b: b, wire: wireWith{ok: true}}
 }
 
@@ -145,7 +152,7 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 		t.ce = ce
 		return ce
 	}
-	if c.b.check(ent).bridged {
+	if c.b.check(ent.Level, ent.LoggerName).bridged {
 		return ce.AddCore(ent, c)
 	}
 	return ce
@@ -209,8 +216,8 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	e := getEncoder()
 	defer putEncoder(e)
 	// A terminal entry comes here past Check's filters.
-	s, r := c.b.check(ent), readEntry(fields)
-	c.write(e, &s, &r, &ent, fields)
+	s, r := c.b.check(ent.Level, ent.LoggerName), readEntry(fields)
+	c.write(e, s, &r, &ent, fields)
 	return nil
 }
 
@@ -361,42 +368,53 @@ func (e *attrEncoder) addEntry(ent *zapcore.Entry) {
 // check decides Check: level first, as cheap as zap's own, then the name.
 // It returns the scope to emit to, not bridged when either filter says no.
 // With WithLevelFor, the first test is what any logger wants, and the
-// name's own level, cached with its scope, decides.
-func (b *bridge) check(ent zapcore.Entry) scope {
-	if !b.level.Enabled(ent.Level) {
-		return scope{}
+// name's own level, cached with its scope, decides. The scope is shared:
+// read it, never change it.
+func (b *bridge) check(l zapcore.Level, name string) *scope {
+	if !b.level.Enabled(l) {
+		return &noScope
 	}
-	s := b.scope(ent.LoggerName)
-	if b.perName && !s.level.Enabled(ent.Level) {
-		return scope{}
+	s := b.scope(name)
+	if b.perName && !s.level.Enabled(l) {
+		return &noScope
 	}
 	return s
 }
 
+// noScope is where an entry the filters keep out goes: nowhere.
+var noScope scope
+
 // scope returns the cached scope of a logger name, creating it on first use.
-func (b *bridge) scope(name string) scope {
+// The scope found last is tried first: a string compare where the name is
+// the last one's, as it is for a program's few loggers in a loop, in place
+// of a map lookup. It is stored only when it changes.
+func (b *bridge) scope(name string) *scope {
+	if l := b.last.Load(); l != nil && l.name == name {
+		return &l.scope
+	}
 	if s, ok := (*b.scopes.Load())[name]; ok {
-		return s
+		b.last.Store(s)
+		return &s.scope
 	}
 	return b.addScope(name)
 }
 
 // addScope makes the scope outside the lock: provider.Logger may log, and
 // that log may come back to this bridge.
-func (b *bridge) addScope(name string) scope {
-	s := b.newScope(name)
+func (b *bridge) addScope(name string) *scope {
+	s := &namedScope{name: name, scope: b.newScope(name)}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old := *b.scopes.Load()
 	if s, ok := old[name]; ok {
-		return s
+		return &s.scope
 	}
 	if len(old) < maxScopes {
 		m := maps.Clone(old)
 		m[name] = s
 		b.scopes.Store(&m)
 	}
-	return s
+	return &s.scope
 }
 
 func (b *bridge) newScope(name string) (s scope) {

@@ -81,7 +81,7 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 	if !t.plain {
 		base = t.base.Check(ent, nil)
 	}
-	s := t.bridge.b.check(ent)
+	s := t.bridge.b.check(ent.Level, ent.LoggerName)
 	terminal := ent.Level >= zapcore.DPanicLevel
 	if base == nil && !plainBase && !s.bridged && !terminal {
 		return ce
@@ -104,8 +104,8 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(&r, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	s := t.bridge.b.check(ent)
-	t.bridge.write(e, &s, &r, &ent, fields)
+	s := t.bridge.b.check(ent.Level, ent.LoggerName)
+	t.bridge.write(e, s, &r, &ent, fields)
 	return err
 }
 
@@ -185,7 +185,7 @@ type teeWrite struct {
 	tee       *tee
 	base      *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
 	plainBase bool                  // base is plain and takes the entry: written with no checked entry
-	scope     scope                 // where the bridge emits; not bridged if it takes no part
+	scope     *scope                // where the bridge emits, shared: not bridged if it takes no part
 	read      entryRead             // what the entry's fields say, read once at the top of Write
 	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields    []zapcore.Field       // scratch for base's fields
@@ -211,7 +211,7 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		writePlain(t.base, ent, t.baseFields(r, fields, &w.fields))
 	}
 	if w.scope.bridged {
-		t.bridge.write(&w.enc, &w.scope, r, &ent, fields)
+		t.bridge.write(&w.enc, w.scope, r, &ent, fields)
 	}
 	if w.ce != nil {
 		t.bridge.b.flushTerminal(ent.Level, w.ce)
@@ -227,10 +227,12 @@ func (w *teeWrite) release() {
 	if cap(w.fields) > maxPooledFields {
 		w.fields = nil
 	}
-	if !w.enc.release() {
+	// The encoder is the bridge's alone: left as it was found when the
+	// bridge took no part.
+	if w.scope.bridged && !w.enc.release() {
 		return
 	}
-	w.tee, w.base, w.plainBase, w.scope, w.read, w.ce, w.fields = nil, nil, false, scope{}, entryRead{}, nil, w.fields[:0]
+	w.tee, w.base, w.plainBase, w.scope, w.read, w.ce, w.fields = nil, nil, false, nil, entryRead{}, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

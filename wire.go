@@ -27,8 +27,14 @@ import (
 // runs twice. Both write the same bytes; wire_test.go holds them to it.
 
 // maxDirectKeys bounds the direct way's search for repeated keys, which
-// compares every pair.
+// compares every pair whose keyBit is the same.
 const maxDirectKeys = 32
+
+// keyBit is a key's bit in a keySet: keys whose bits differ differ, so a
+// new key whose bit is not yet set needs no search among the others.
+func keyBit(k string) uint64 {
+	return 1 << ((uint(len(k))*7 + uint(k[0]) + uint(k[len(k)-1])*3) & 63)
+}
 
 // wireWith is what a Core's With fields are to the direct way: their
 // attributes already encoded, and their keys.
@@ -36,6 +42,7 @@ type wireWith struct {
 	ok   bool // the direct way can start from these
 	buf  []byte
 	keys []string
+	bits uint64 // the keys' keyBits
 }
 
 // encodeWith encodes c's With attributes for the direct way, when c's
@@ -55,6 +62,7 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 			return wireWith{}
 		}
 		w.keys = append(w.keys, string(kv.Key))
+		w.bits |= keyBit(string(kv.Key))
 		w.buf = otlpwire.AppendAttr(w.buf, kv, lim)
 	}
 	return w
@@ -113,7 +121,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	defer d.done()
 	d.b = otlpwire.AppendHead(b, rec, &d.lim)
 	d.b = append(d.b, c.wire.buf...)
-	d.with = c.wire.keys
+	d.with, d.bits = c.wire.keys, c.wire.bits
 	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
 	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
@@ -128,6 +136,7 @@ type directWriter struct {
 	b    []byte
 	with []string // the keys of the core's With fields, already in b
 	keys []string // the keys of the entry's own fields so far
+	bits uint64   // the keyBits of with and keys
 	lim  otlpwire.Limits
 	e    *attrEncoder
 
@@ -188,9 +197,14 @@ func (d *directWriter) key(k string) (string, bool) {
 	if k == "" {
 		return k, true
 	}
-	if len(d.with)+len(d.keys) >= maxDirectKeys || slices.Contains(d.with, k) || slices.Contains(d.keys, k) {
+	if len(d.with)+len(d.keys) >= maxDirectKeys {
 		return k, false
 	}
+	bit := keyBit(k)
+	if d.bits&bit != 0 && (slices.Contains(d.with, k) || slices.Contains(d.keys, k)) {
+		return k, false
+	}
+	d.bits |= bit
 	d.keys = append(d.keys, k)
 	return k, true
 }
