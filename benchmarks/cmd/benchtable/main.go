@@ -22,6 +22,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/zaplens/zaplens/benchmarks/internal/benchraw"
 )
 
 // A cell is benchstat's median of one metric and its confidence interval.
@@ -401,57 +403,15 @@ func (t *table) withRange(unit, row, col string, format func(float64) string, ra
 }
 
 // rawRuns holds every run's value of each metric: unit, row, col.
-type rawRuns map[string]map[string]map[string][]float64
+type rawRuns benchraw.Runs
 
 // readRaw reads the benchmarks' own output. A benchmark's row is its
-// compute= key if it has one, else its name before the first slash with
-// the GOMAXPROCS suffix, as benchstat names it; its column its bridge=.
+// compute=, case= or lever= key if it has one, else its name before the
+// first slash with the GOMAXPROCS suffix, as benchstat names it; its
+// column its bridge=.
 func readRaw(name string) (rawRuns, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := rawRuns{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") {
-			continue
-		}
-		parts := strings.Split(fs[0], "/")
-		last := parts[len(parts)-1]
-		suffix := ""
-		if i := strings.LastIndex(last, "-"); i > 0 {
-			suffix = last[i:]
-			parts[len(parts)-1] = last[:i]
-		}
-		row, col := strings.TrimPrefix(parts[0], "Benchmark")+suffix, ""
-		for _, p := range parts[1:] {
-			k, v, _ := strings.Cut(p, "=")
-			switch k {
-			case "bridge":
-				col = v
-			case "compute", "case", "lever":
-				row = v
-			}
-		}
-		for i := 2; i+1 < len(fs); i += 2 {
-			v, err := strconv.ParseFloat(fs[i], 64)
-			if err != nil {
-				continue
-			}
-			unit := fs[i+1]
-			if r[unit] == nil {
-				r[unit] = map[string]map[string][]float64{}
-			}
-			if r[unit][row] == nil {
-				r[unit][row] = map[string][]float64{}
-			}
-			r[unit][row][col] = append(r[unit][row][col], v)
-		}
-	}
-	return r, sc.Err()
+	r, err := benchraw.Read(name, true, "compute", "case", "lever")
+	return rawRuns(r), err
 }
 
 // span is the lowest and highest of a metric over the runs.

@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"image/color"
@@ -23,16 +22,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/zaplens/zaplens/benchmarks/internal/benchraw"
 )
 
 // runs holds a raw file's values: unit, then scenario, then contender.
-type runs map[string]map[string]map[string][]float64
+type runs = benchraw.Runs
 
 func main() {
 	callFile := flag.String("call", "results/call.txt", "BenchmarkCall's raw output")
@@ -123,53 +123,10 @@ func run(callFile, busyFile, out string) error {
 // scenario is the compute= part of the name, else the benchmark's name
 // without its prefix and suffix; the contender, the bridge= part.
 func read(name string) (runs, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := runs{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 4 || !strings.HasPrefix(fs[0], "Benchmark") {
-			continue
-		}
-		parts := strings.Split(fs[0], "/")
-		last := parts[len(parts)-1]
-		if i := strings.LastIndex(last, "-"); i > 0 {
-			parts[len(parts)-1] = last[:i]
-		}
-		row, col := strings.TrimPrefix(parts[0], "Benchmark"), ""
-		for _, p := range parts[1:] {
-			k, v, _ := strings.Cut(p, "=")
-			switch k {
-			case "bridge":
-				col = v
-			case "compute":
-				row = v
-			}
-		}
-		for i := 2; i+1 < len(fs); i += 2 {
-			v, err := strconv.ParseFloat(fs[i], 64)
-			if err != nil {
-				continue
-			}
-			unit := fs[i+1]
-			if r[unit] == nil {
-				r[unit] = map[string]map[string][]float64{}
-			}
-			if r[unit][row] == nil {
-				r[unit][row] = map[string][]float64{}
-			}
-			r[unit][row][col] = append(r[unit][row][col], v)
-		}
-	}
-	return r, sc.Err()
+	r, err := benchraw.Read(name, false, "compute")
+	return runs(r), err
 }
 
-// label formats v as format says; an empty format writes it exactly, as
-// a median of two runs can end in .5.
 func label(format string, v float64) string {
 	if format == "" {
 		return strconv.FormatFloat(v, 'f', -1, 64)
