@@ -83,7 +83,14 @@ func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...zaplens.Pro
 	if tc := r.ClientTLS(); tc != nil {
 		all = append(all, zaplens.WithTLSConfig(tc))
 	}
-	p, err := zaplens.NewLoggerProvider(context.Background(), append(all, opts...)...)
+	return e2eProviderWith(t, losses, append(all, opts...)...)
+}
+
+// e2eProviderWith is a provider with opts, shut down at the end of the
+// test; its loss reports, which go to losses, are logged then.
+func e2eProviderWith(t testing.TB, losses *e2eBuffer, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+	t.Helper()
+	p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
 	if err != nil {
 		t.Fatalf("NewLoggerProvider: %v", err)
 	}

@@ -83,19 +83,7 @@ func vlProvider(t *testing.T, logsURL, service string, opts ...zaplens.ProviderO
 		zaplens.WithServiceName(service),
 		zaplens.WithLossWriter(losses),
 	}
-	p, err := zaplens.NewLoggerProvider(context.Background(), append(all, opts...)...)
-	if err != nil {
-		t.Fatalf("NewLoggerProvider: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-		if s := losses.String(); s != "" {
-			t.Logf("loss reports:\n%s", s)
-		}
-	})
-	return p, losses
+	return e2eProviderWith(t, losses, append(all, opts...)...)
 }
 
 // vlQuery runs query until it returns want rows or 10 s pass, flushing
