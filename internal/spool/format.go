@@ -189,6 +189,10 @@ func (c *contents) place(k uint32) uint32 {
 
 var errNotSegment = errors.New("not a spool file: bad header")
 
+// errNewerVersion is a file of a later zaplens's format: left as it is,
+// for that version to send, not taken for junk and removed.
+var errNewerVersion = errors.New("a spool file of a newer format: left for the zaplens that wrote it")
+
 // parse reads a segment's bytes. Every complete frame before a torn or
 // corrupt one is kept; a corrupt frame whose length is sound is skipped
 // when a sound frame follows it, and reading stops otherwise. Without keep
@@ -198,7 +202,10 @@ func parse(b []byte, keep bool) (*contents, error) {
 	if len(b) < headerSize || string(b[:len(magic)]) != magic {
 		return nil, errNotSegment
 	}
-	if v := order.Uint32(b[offVersion:]); v < 1 || v > version {
+	switch v := order.Uint32(b[offVersion:]); {
+	case v > version:
+		return nil, errNewerVersion
+	case v < 1:
 		return nil, errNotSegment
 	}
 	start := int(order.Uint32(b[offHeader:]))

@@ -3,6 +3,7 @@ package spool
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -290,8 +291,14 @@ func (o *orphan) read(keep bool) (*contents, error) {
 		o.mem = mem
 	}
 	var c *contents
-	err := guardFault(func() { c, _ = parse(o.mem, keep) })
-	return c, err
+	var perr error
+	if err := guardFault(func() { c, perr = parse(o.mem, keep) }); err != nil {
+		return nil, err
+	}
+	if errors.Is(perr, errNewerVersion) {
+		return nil, perr
+	}
+	return c, nil
 }
 
 // readFile is mapFile; a test counts the reads through it.

@@ -71,7 +71,8 @@ type Spool struct {
 	dead   []*segment // settled, to remove
 	mapped []*segment // every segment made and not removed, to sync
 	files  int        // files that exist or are being made
-	making bool       // the housekeeper is making a spare, counted in files
+	coming int        // files the housekeeper is making, emptying or removing: each becomes a spare or frees a slot
+	doomed []*segment // files a logging call could not empty: the housekeeper removes them
 	seq    int
 
 	spareReady atomic.Bool
@@ -252,7 +253,7 @@ func (s *Spool) next() (seg *segment, full bool) {
 			dead = s.dead[0]
 			s.dead = s.dead[1:]
 		}
-		room, making := s.files < s.maxFiles, s.making
+		room, coming := s.files < s.maxFiles, s.coming > 0
 		s.hmu.Unlock()
 		s.kick()
 		switch {
@@ -272,11 +273,13 @@ func (s *Spool) next() (seg *segment, full bool) {
 				return nil, false
 			}
 		case len(s.held) > 0:
-			return s.evict(), false
-		case !making:
+			if seg = s.evict(); seg != nil {
+				return seg, false
+			}
+		case !coming:
 			return nil, true
 		default:
-			<-s.made // the last file under the bound is on its way
+			<-s.made // the housekeeper is making, emptying or removing one
 		}
 	}
 }
@@ -294,7 +297,8 @@ func (s *Spool) evict() *segment {
 }
 
 // reuse empties a file whose records need no sending for a new turn; it
-// returns nil when that failed, and the file is removed.
+// returns nil when that failed, and the housekeeper removes the file: it
+// alone unmaps files while the spool runs, since it syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
 	s.hmu.Lock()
 	s.seq++
@@ -303,7 +307,11 @@ func (s *Spool) reuse(seg *segment) *segment {
 	if seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil {
 		return seg
 	}
-	s.remove([]*segment{seg})
+	s.hmu.Lock()
+	s.doomed = append(s.doomed, seg)
+	s.coming++
+	s.hmu.Unlock()
+	s.kick()
 	return nil
 }
 
@@ -328,7 +336,7 @@ func (s *Spool) tellMade() {
 // install makes seg the active file.
 func (s *Spool) install(seg *segment) {
 	seg.first = s.written
-	seg.walkOff = headerSize
+	seg.walkOff, seg.walkAt = headerSize, 0
 	s.segs = append(s.segs, seg)
 	s.active = seg
 }
@@ -471,14 +479,14 @@ func (s *Spool) Close(ctx context.Context) {
 		seg.close(left == 0)
 	}
 	s.segs, s.held, s.active = nil, nil, nil
-	for _, seg := range s.dead {
+	for _, seg := range append(s.dead, s.doomed...) {
 		seg.close(true)
 	}
 	for _, seg := range s.spares {
 		seg.close(true)
 	}
 	s.spares = nil
-	s.dead, s.mapped = nil, nil
+	s.dead, s.doomed, s.mapped = nil, nil, nil
 }
 
 // kick wakes the housekeeper.
@@ -505,14 +513,28 @@ var errAtBound = errors.New("at the bound")
 // make makes a new file, within the bound; it counts it in files.
 func (s *Spool) make() (*segment, error) {
 	s.hmu.Lock()
-	if s.files >= s.maxFiles {
-		s.hmu.Unlock()
+	name, ok := s.reserve()
+	s.hmu.Unlock()
+	if !ok {
 		return nil, errAtBound
+	}
+	return s.build(name)
+}
+
+// reserve counts a new file in files, within the bound, and names it; hmu
+// is held.
+func (s *Spool) reserve() (name string, ok bool) {
+	if s.files >= s.maxFiles {
+		return "", false
 	}
 	s.files++
 	s.seq++
-	name := segName(s.prefix, s.seq)
-	s.hmu.Unlock()
+	return segName(s.prefix, s.seq), true
+}
+
+// build makes the file reserve named; when that fails, its place in files
+// is given back.
+func (s *Spool) build(name string) (*segment, error) {
 	if s.broken.Load() {
 		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
 	}
@@ -567,28 +589,45 @@ func (s *Spool) housekeep() {
 const maxSpares = 2
 
 // reap empties files all settled for reuse, up to maxSpares, and removes
-// the others.
+// the others, and the doomed. Each is counted as coming until it is a
+// spare or gone, so that a call at the bound waits for it rather than
+// refuse its record.
 func (s *Spool) reap() {
 	s.hmu.Lock()
-	dead := s.dead
-	s.dead = nil
+	dead, doomed := s.dead, s.doomed
+	s.dead, s.doomed = nil, nil
 	room := maxSpares - len(s.spares)
+	s.coming += len(dead)
 	s.hmu.Unlock()
-	var removed []*segment
+	removed := doomed // counted as coming when doomed
 	for _, seg := range dead {
-		if room > 0 {
-			if seg = s.reuse(seg); seg != nil {
-				s.addSpare(seg)
-				room--
-			}
+		if room == 0 {
+			removed = append(removed, seg)
 			continue
 		}
-		removed = append(removed, seg)
+		spare := s.reuse(seg)
+		if spare != nil {
+			room--
+		}
+		s.came(spare)
 	}
 	s.remove(removed)
 }
 
-// remove removes files, and forgets them.
+// came ends the coming of a file: a spare, or nil when it came to nothing.
+func (s *Spool) came(spare *segment) {
+	s.hmu.Lock()
+	if spare != nil {
+		s.spares = append(s.spares, spare)
+		s.spareReady.Store(true) // under hmu, as takeSpare clears it: never true with none
+	}
+	s.coming--
+	s.hmu.Unlock()
+	s.tellMade()
+}
+
+// remove removes files the housekeeper counted as coming, and forgets
+// them.
 func (s *Spool) remove(segs []*segment) {
 	if len(segs) == 0 {
 		return
@@ -598,8 +637,10 @@ func (s *Spool) remove(segs []*segment) {
 	}
 	s.hmu.Lock()
 	s.files -= len(segs)
+	s.coming -= len(segs)
 	s.mapped = without(s.mapped, segs)
 	s.hmu.Unlock()
+	s.tellMade()
 }
 
 func without(segs, gone []*segment) []*segment {
@@ -619,34 +660,29 @@ func without(segs, gone []*segment) []*segment {
 
 // makeSpare makes the next file ahead of need; it reports false when that
 // failed for another reason than the bound.
+// The file's place is taken under hmu, with the decision, so that a
+// logging call making the last file meanwhile finds no room, rather than
+// both making one and the housekeeper failing at the bound.
 func (s *Spool) makeSpare() bool {
 	s.hmu.Lock()
-	need := len(s.spares) == 0 && s.files < s.maxFiles
-	s.making = need
+	name, need := "", len(s.spares) == 0
+	if need {
+		name, need = s.reserve()
+	}
+	if need {
+		s.coming++
+	}
 	s.hmu.Unlock()
 	if !need {
 		return true
 	}
-	seg, err := s.make()
-	s.hmu.Lock()
-	s.making = false
-	s.hmu.Unlock()
+	seg, err := s.build(name)
+	s.came(seg)
 	if err != nil {
-		s.tellMade() // a call waiting for it finds it will not come
 		s.markBroken(err)
 		return false
 	}
-	s.addSpare(seg)
 	return true
-}
-
-// addSpare makes seg ready to take over, and wakes a rotate waiting for one.
-func (s *Spool) addSpare(seg *segment) {
-	s.hmu.Lock()
-	s.spares = append(s.spares, seg)
-	s.spareReady.Store(true) // under hmu, as takeSpare clears it: never true with none
-	s.hmu.Unlock()
-	s.tellMade()
 }
 
 // syncAll writes every file's dirty pages to the disk.

@@ -833,3 +833,86 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 	}
 }
+
+// A file let go at the bound and taken again marks its records from its
+// own start: a walk left where the file's first life ended would mark a
+// kept record settled, and send a settled one again.
+func TestEvictedFileMarksItsOwnRecords(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 2 * testSegment })
+	written := 0
+	for ; s.Append(0, encoded(fmt.Sprintf("old %d", written))) == pipeline.Journaled; written++ {
+	}
+	for _, seg := range slices.Clone(s.segs) {
+		// The first kept, the second settled (marked), the rest kept.
+		s.Settle(1, true)
+		s.Settle(1, false)
+		s.Settle(int(seg.written)-2, true)
+	}
+	for i := range 3 {
+		if v := s.Append(0, encoded(fmt.Sprintf("new %d", i))); v != pipeline.Journaled {
+			t.Fatalf("new %d: verdict %d", i, v)
+		}
+	}
+	s.Settle(1, false)
+	s.Settle(1, true)
+	s.Settle(1, false)
+	s.Close(context.Background())
+	var r received
+	shipAll(t, dir, &r, true)
+	got := r.sorted()
+	if !slices.Contains(got, "writer/a/new 1") || slices.Contains(got, "writer/a/new 0") || slices.Contains(got, "writer/a/new 2") {
+		t.Errorf("shipped %d records: want new 1, kept, and neither new 0 nor new 2, settled", len(got))
+	}
+}
+
+// At a bound of two files, every record settled at once: none is refused
+// as at the bound while the housekeeper empties a settled file, and a
+// logging call making the last file leaves the housekeeper nothing to fail
+// at.
+func TestNoneRefusedWhileAFileComesBack(t *testing.T) {
+	var said atomic.Int32
+	s := openTest(t, t.TempDir(), func(c *Config) {
+		c.MaxBytes = 2 * testSegment
+		c.Say = func(string) { said.Add(1) }
+	})
+	defer s.Close(context.Background())
+	rec := encoded("a line of some length, to fill the files quickly enough")
+	for i := range 300000 {
+		if v := s.Append(0, rec); v != pipeline.Journaled {
+			t.Fatalf("record %d: verdict %d, with nothing unsettled", i, v)
+		}
+		s.Settle(1, false)
+	}
+	if n := said.Load(); n != 0 {
+		t.Errorf("the spool said %d lines: stepped aside for nothing", n)
+	}
+}
+
+// A file of a newer format is left as it is, for the zaplens that wrote
+// it, not taken for junk and removed.
+func TestNewerFormatLeftAlone(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	s.Append(0, encoded("line"))
+	s.Close(context.Background())
+	files := segFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	f, err := os.OpenFile(files[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v [4]byte
+	order.PutUint32(v[:], version+1)
+	if _, err := f.WriteAt(v[:], offVersion); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var r received
+	sh := shipAll(t, dir, &r, true)
+	if left := segFiles(t, dir); len(left) != 1 || len(r.sorted()) != 0 || !errors.Is(sh.Err(), errNewerVersion) {
+		t.Errorf("left %v, shipped %v, error %v: want the file left, nothing sent, and the reason", left, r.sorted(), sh.Err())
+	}
+}
