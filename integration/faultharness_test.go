@@ -623,7 +623,8 @@ func firstLine(s string) string {
 // Stats (Failed, or RecoveredFailed for recovery's), and told on its
 // stderr, when the child lived long enough after them to do both.
 func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
-	refused := map[int]int{} // round -> lines refused for the first time
+	refused := map[int]int{}  // round -> lines refused for the first time
+	answered := map[int]int{} // round -> lines refused, fresh or again
 	first := map[int]time.Time{}
 	last := map[int]time.Time{}
 	for _, ev := range events {
@@ -631,6 +632,7 @@ func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
 			continue // during the final ShipSpool
 		}
 		refused[ev.round] += ev.fresh
+		answered[ev.round] += ev.lines
 		if first[ev.round].IsZero() {
 			first[ev.round] = ev.at
 		}
@@ -653,11 +655,13 @@ func (h *faultHarness) checkRefusalsTold(events []faultRefusal) {
 		}
 	}
 	// Nothing else fails in a killed child: its outages are far shorter
-	// than the OTLP timeout, and a 200, whatever its body, is a delivery.
+	// than the OTLP timeout, and a 200, whatever its body, is a delivery. A
+	// line refused before a kill and recovered after it is refused again,
+	// and counted again.
 	for _, rd := range h.rounds {
-		if s := rd.progress.Snap; s != nil && rd.report == nil && s.Failed+s.RecoveredFailed > uint64(refused[rd.i]) {
+		if s := rd.progress.Snap; s != nil && rd.report == nil && s.Failed+s.RecoveredFailed > uint64(answered[rd.i]) {
 			h.t.Errorf("%v: the child counts %d failed (Failed %d + RecoveredFailed %d), but the collector refused only %d lines; it answered 200 with an empty or JSON body %d times this round; stderr:\n%s",
-				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, refused[rd.i], rd.odd200, rd.stderr)
+				rd, s.Failed+s.RecoveredFailed, s.Failed, s.RecoveredFailed, answered[rd.i], rd.odd200, rd.stderr)
 		}
 	}
 }
@@ -916,6 +920,7 @@ type faultRefusal struct {
 	at     time.Time
 	round  int
 	fresh  int  // lines refused for the first time
+	lines  int  // lines refused, fresh or again
 	repeat bool // the request carried a line refused before
 }
 
@@ -993,7 +998,7 @@ func (l *faultLedger) consume(_ int, ld plog.Logs) error {
 	if len(keys) > 0 && (l.armed || repeat) {
 		// A collector's 400 is the same for the same request: a line it
 		// refused once it refuses again.
-		ev := faultRefusal{at: time.Now(), round: l.round, repeat: repeat}
+		ev := faultRefusal{at: time.Now(), round: l.round, lines: len(keys), repeat: repeat}
 		for _, k := range keys {
 			if ln := l.line(k.run, k.g, k.seq); !ln.refused {
 				ln.refused = true

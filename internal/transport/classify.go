@@ -17,6 +17,7 @@ type connFailure struct {
 	what      string // this package's words for it
 	retryable bool   // in Normal mode; Final mode never retries a Refused
 	again     bool   // the connection broke: the next attempt goes at once
+	once      bool   // not retryable, but tried once more at once: the failure may be a restart
 	// says, when set, is told instead of the error's own text, which then
 	// names only the workings of net/http or gRPC.
 	says string
@@ -28,7 +29,7 @@ func (f connFailure) attempt(protocol, endpoint, detail string) attempt {
 	if f.says != "" {
 		detail = f.says
 	}
-	return attempt{cause: f.cause, retryable: f.retryable, again: f.again,
+	return attempt{cause: f.cause, retryable: f.retryable, again: f.again, once: f.once,
 		err: errorf(nil, "%s export to %s: %s: %s", protocol, endpoint, f.what, detail)}
 }
 
@@ -66,10 +67,16 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 		return connFailure{cause: Refused, what: "the host name did not resolve", retryable: true}, true
 	case errors.As(err, &recordErr) || has("first record does not look like a TLS handshake", "server gave HTTP response to HTTPS client"):
 		return connFailure{cause: TLSMismatch, what: "TLS handshake failed: the server speaks plaintext"}, true
-	case plaintext && has(`malformed HTTP response "\x15\x03`, "error reading server preface: EOF",
-		"error reading server preface: read tcp", "error reading server preface: connection reset",
+	case plaintext && has(`malformed HTTP response "\x15\x03`,
 		"Client sent an HTTP request to an HTTPS server", "plain HTTP request was sent to HTTPS port"):
 		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext"}, true
+	case plaintext && has("error reading server preface: EOF", "error reading server preface: read tcp",
+		"error reading server preface: connection reset"):
+		// A TLS server drops a plaintext preface; so does a collector
+		// that is going down or restarting. Told as the likelier
+		// mismatch, and tried once more at once: a mismatch fails alike,
+		// a restart does not, and must not lose the batch.
+		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext", once: true}, true
 	case has(`malformed HTTP response "\x00\x00`):
 		// An HTTP/1 client reading a gRPC server's SETTINGS frame.
 		return answeredHTTP2, true

@@ -27,6 +27,7 @@ type attempt struct {
 	rejected  int64         // records rejected in a partial success
 	retryable bool          // a later attempt may succeed
 	again     bool          // the connection broke: one retry goes at once
+	once      bool          // not retryable, but one retry goes at once: see connFailure
 	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
 	status    string        // the answer's status, for Result.Status
 }
@@ -40,6 +41,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	attempts, againUsed := 0, false
+	var doubt attempt // a failure tried once more at once: told if the time runs out on the retry
 	for {
 		if closed.Load() {
 			return closedResult(n, attempts)
@@ -53,7 +55,14 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 			return closedResult(n, attempts)
 		}
 		if err := ctx.Err(); err != nil {
+			if doubt.once {
+				return failed(n, attempts, doubt)
+			}
 			return failed(n, attempts, ctxAttempt(a, err))
+		}
+		if a.once && !againUsed {
+			againUsed, doubt = true, a
+			continue
 		}
 		if !a.retryable || (mode == Final && a.cause == Refused) {
 			return failed(n, attempts, a)
