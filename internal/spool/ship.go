@@ -365,7 +365,7 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 			if err := guardFault(func() { body = req.Bytes() }); err != nil {
 				return false, err
 			}
-			exported, rejected, ok = sh.export(body, n)
+			exported, rejected, ok = sh.export(o.name, settled, body, n)
 		}
 		if !ok {
 			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !retryWait(sh, jitter(step)) {
@@ -391,7 +391,7 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 // is false when no collector answered for the records: they are to be
 // tried again. A request it refused for good (HTTP 400) is settled as
 // rejected, so that it does not block the records after it.
-func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) {
+func (sh *Shipper) export(file string, from uint64, body []byte, n int) (exported, rejected int, ok bool) {
 	rejected, err := sh.cfg.Export.Call(sh.ctx, sh.cfg.ExportTimeout, body, n, sh.final())
 	if err != nil {
 		sh.setErr(err)
@@ -399,8 +399,8 @@ func (sh *Shipper) export(body []byte, n int) (exported, rejected int, ok bool) 
 			return 0, 0, false
 		}
 		if rejected > 0 && sh.cfg.Say != nil {
-			sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: the collector refused %d of %d recovered log records for good; they are counted in RecoveredFailed and not sent again: %v",
-				sh.cfg.Dir, rejected, n, err))
+			sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: the collector refused %d of %d recovered log records of %s (from record %d) for good; they are counted in RecoveredFailed and not sent again: %v",
+				sh.cfg.Dir, rejected, n, file, from, err))
 		}
 	}
 	return n - rejected, rejected, true
