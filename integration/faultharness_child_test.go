@@ -209,6 +209,18 @@ func runFaultChild(cfg faultChildConfig) {
 			n, _ := strconv.Atoi(arg)
 			logAll(n)
 			fmt.Println("logged")
+		case "recovered":
+			// What earlier children left is sent, with the collector up,
+			// before the final stage starts: settled for 0.5 s, at most 20 s.
+			stable := 0
+			for deadline := time.Now().Add(20 * time.Second); stable < 10 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if st := p.Stats(); st.Recovered == st.RecoveredExported+st.RecoveredFailed {
+					stable++
+				} else {
+					stable = 0
+				}
+			}
+			fmt.Println("recovered")
 		case "flush":
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			err := p.ForceFlush(ctx)

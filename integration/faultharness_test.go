@@ -360,9 +360,14 @@ func (h *faultHarness) final() {
 	rd := &faultRound{i: len(h.rounds), proto: protos[h.rng.IntN(2)], starved: h.rng.IntN(2) == 0, burst: faultFinalLines}
 	h.rounds = append(h.rounds, rd)
 	rd.phases = []faultPhase{{Kind: "down"}, {Kind: "up"}, {Kind: "down"}, {Kind: "up"}}
-	h.apply(&rd.phases[0])
+	// What the killed children left is recovered first, with the
+	// collector up: the stage is about this child's own lines.
+	h.apply(&faultPhase{Kind: "up"})
 	c := h.startChild(rd, true)
 	c.expect("ready")
+	c.send("recovered")
+	c.expect("recovered")
+	h.apply(&rd.phases[0])
 	rd.started = time.Now()
 	outage := func(k int) string {
 		c.send(fmt.Sprint("log ", faultFinalLines))
