@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap"
 )
 
@@ -39,12 +38,7 @@ func BenchmarkRedact(b *testing.B) {
 		})
 		b.Run("emit/"+bc.name, func(b *testing.B) {
 			l := p.Logger("emit")
-			var r log.Record
-			r.SetSeverity(log.SeverityInfo)
-			r.SetBody(attribute.MapValue(attribute.String("msg", "step done"), attribute.Int("step", 3)))
-			r.AddAttributes(attribute.String("phase", "train"),
-				attribute.KeyValue{Key: "model", Value: attribute.MapValue(attribute.String("name", "gpt"), attribute.Int("layers", 24))},
-				attribute.KeyValue{Key: "ranks", Value: attribute.SliceValue(attribute.IntValue(0), attribute.IntValue(1))})
+			r := emitBenchRecord()
 			if bc.name == "keys=4/match" {
 				r.AddAttributes(attribute.String("secret", "s3"))
 			}

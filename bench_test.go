@@ -193,15 +193,22 @@ func BenchmarkEmit(b *testing.B) {
 	}
 	defer p.Shutdown(context.Background())
 	l := p.Logger("emit")
+	r := emitBenchRecord()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		l.Emit(ctx, r)
+	}
+}
+
+// emitBenchRecord is the record the Emit benchmarks send: a map body, a
+// string, a nested map and a slice.
+func emitBenchRecord() log.Record {
 	var r log.Record
 	r.SetSeverity(log.SeverityInfo)
 	r.SetBody(attribute.MapValue(attribute.String("msg", "step done"), attribute.Int("step", 3)))
 	r.AddAttributes(attribute.String("phase", "train"),
 		attribute.KeyValue{Key: "model", Value: attribute.MapValue(attribute.String("name", "gpt"), attribute.Int("layers", 24))},
 		attribute.KeyValue{Key: "ranks", Value: attribute.SliceValue(attribute.IntValue(0), attribute.IntValue(1))})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		l.Emit(ctx, r)
-	}
+	return r
 }
