@@ -76,8 +76,11 @@ func appendVarint(b []byte, v uint64) []byte {
 	return protowire.AppendVarint(b, v)
 }
 
+// appendTag is one byte: every field this package writes has a number
+// below 16 (TestTagsAreOneByte), so that, inlined with a constant number,
+// a tag is one append.
 func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
-	return appendVarint(b, uint64(num)<<3|uint64(typ&7))
+	return append(b, byte(num)<<3|byte(typ&7))
 }
 
 func appendLenString(b []byte, s string) []byte {

@@ -2,7 +2,6 @@ package otlpwire
 
 import (
 	"strings"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -31,7 +30,7 @@ func NewRedactor(keys ...string) *Redactor {
 			continue
 		}
 		r.all = append(r.all, k)
-		if isASCIIString(k) && len(k) <= maxASCIIKey {
+		if isASCII(k) && len(k) <= maxASCIIKey {
 			r.ascii[strings.ToLower(k)] = struct{}{}
 			r.minLen, r.maxLen = min(r.minLen, len(k)), max(r.maxLen, len(k))
 		}
@@ -51,7 +50,7 @@ func (r *Redactor) Match(key string) bool {
 	if r == nil {
 		return false
 	}
-	if len(key) <= maxASCIIKey && isASCIIString(key) {
+	if len(key) <= maxASCIIKey && isASCII(key) {
 		if len(r.ascii) == len(r.all) && (len(key) < r.minLen || len(key) > r.maxLen) {
 			return false // every key is ASCII, and none has this length
 		}
@@ -78,13 +77,4 @@ func (r *Redactor) Match(key string) bool {
 		}
 	}
 	return false
-}
-
-func isASCIIString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }
