@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
@@ -99,7 +100,7 @@ func BenchmarkWire(b *testing.B) {
 
 // BenchmarkWireFieldKinds is case 1's line on a zaplens provider with one
 // more field of a kind that runs user code (kind=error: zap.Error of a
-// wrapped error; stringer; object: three fields; array: four ints),
+// wrapped error; stringer; time; object: three fields; array: four ints),
 // against the line alone (kind=none): what such a field adds to the
 // bridge.
 func BenchmarkWireFieldKinds(b *testing.B) {
@@ -119,6 +120,7 @@ func BenchmarkWireFieldKinds(b *testing.B) {
 		{"none", zap.Skip()},
 		{"error", zap.Error(wrapped)},
 		{"stringer", zap.Stringer("level", zapcore.WarnLevel)},
+		{"time", zap.Time("started", time.Date(2026, 12, 2, 3, 41, 9, 123456789, time.UTC))},
 		{"object", zap.Object("req", benchRequest{method: "GET", path: "/v1/items", status: 200})},
 		{"array", zap.Ints("ranks", []int{0, 1, 2, 3})},
 	} {

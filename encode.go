@@ -363,6 +363,52 @@ func describeError(err error) (msg string, causes []error, verbose string, perr 
 	return msg, causes, verbose, nil
 }
 
+// stringerText is what zap's Field.AddTo makes of a Stringer field: the
+// key and String(); "<nil>" for a nil pointer whose String panics; for any
+// other panic, "PANIC=<value>" under "<key>Error".
+func stringerText(key string, v any) (k, s string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if isNilPointer(v) {
+				k, s = key, "<nil>"
+				return
+			}
+			k, s = key+"Error", fmt.Sprintf("PANIC=%v", r)
+		}
+	}()
+	return key, v.(fmt.Stringer).String()
+}
+
+// plainError is what addError, guarded as addFieldGuarded guards it,
+// makes of an error with neither causes nor a verbose form: an exception
+// (msg and typ) for the key "error", else msg under key.
+type plainError struct {
+	key, msg, typ string
+	exception     bool
+}
+
+// readPlainError reads err, which has neither causes nor a verbose form,
+// for the field key, running its user code (Error, ErrorType) once.
+func readPlainError(key string, err error) (r plainError) {
+	msg, _, _, perr := describeError(err)
+	if perr != nil {
+		return plainError{key: key + "Error", msg: perr.Error()}
+	}
+	if key != errorKey {
+		return plainError{key: key, msg: msg}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if isNilPointer(err) {
+				r = plainError{key: key, msg: "<nil>"}
+				return
+			}
+			r = plainError{key: key + "Error", msg: fmt.Sprintf("PANIC=%v", p)}
+		}
+	}()
+	return plainError{msg: msg, typ: errorType(err), exception: true}
+}
+
 // errorType names err's type fully, as semantic conventions ask of
 // exception.type: "*errors.errorString", "*github.com/x/y.MyError", or the
 // ErrorType() string of an error that has one, as the OTel SDK reads it.

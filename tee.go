@@ -157,6 +157,9 @@ func (t *tee) appendIDs(dst []zapcore.Field, sc trace.SpanContext) (out []zapcor
 	if t.format == nil || !sc.IsValid() {
 		return dst
 	}
+	if k, ok := t.format.(*keyedIDs); ok {
+		return k.AppendIDs(dst, sc) // ours: no user code to guard
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			out = append(dst, zap.String(keyIDFormatError, fmt.Sprintf("PANIC=%v", r)))

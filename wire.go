@@ -1,8 +1,10 @@
 package zaplens
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -139,6 +141,9 @@ type directWriter struct {
 	bits uint64   // the keyBits of with and keys
 	lim  otlpwire.Limits
 	e    *attrEncoder
+	// scratch is room for a value formatted before it is written: a
+	// time, a large unsigned number.
+	scratch []byte
 
 	// What the fields it converted became, kept until the entry is
 	// written, either way: conv holds their attributes, converted says
@@ -242,25 +247,105 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 		return ok
 	case zapcore.SkipType:
 		return true
-	case zapcore.StringerType, zapcore.ReflectType:
+	case zapcore.StringerType:
 		if _, ok := contextOf(*f); ok {
 			return true // a context passed as zap.Any: read, never printed
 		}
+		return d.stringer(i, f)
+	case zapcore.ErrorType:
+		return d.error(i, f)
+	case zapcore.TimeType, zapcore.TimeFullType:
+		if t, ok := fieldTime(f); ok {
+			return d.formatted(f.Key, t.AppendFormat(d.scratch[:0], time.RFC3339Nano))
+		}
+		return d.convert(i, *f) // a time field made by hand, which the conversion guards
+	case zapcore.ByteStringType:
+		b, _ := f.Interface.([]byte)
+		return d.text(f.Key, b)
+	case zapcore.ReflectType:
+		if _, ok := contextOf(*f); ok {
+			return true
+		}
 		return d.convert(i, *f)
-	case zapcore.ErrorType, zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
-		zapcore.Float32Type, zapcore.TimeType, zapcore.TimeFullType, zapcore.ByteStringType,
-		zapcore.Complex64Type, zapcore.Complex128Type:
+	case zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
+		zapcore.Float32Type, zapcore.Complex64Type, zapcore.Complex128Type:
 		return d.convert(i, *f)
 	}
 	if v, ok := intField(f); ok {
 		return d.int(f.Key, v)
 	}
 	if f.Type == zapcore.Uint64Type || f.Type == zapcore.UintptrType {
-		return d.convert(i, *f) // above MaxInt64: a decimal string
+		// Above MaxInt64: a decimal string, as uintValue makes it.
+		return d.formatted(f.Key, strconv.AppendUint(d.scratch[:0], uint64(f.Integer), 10))
 	}
 	// A namespace, or an inline marshaler, which may open one: what
 	// follows nests, which the direct way does not write.
 	return false
+}
+
+// fieldTime is the time of a zap.Time or zap.Time-like field, as zap's
+// Field.AddTo reads it; false for a field whose Interface is not what zap
+// puts there.
+func fieldTime(f *zapcore.Field) (time.Time, bool) {
+	if f.Type == zapcore.TimeFullType {
+		t, ok := f.Interface.(time.Time)
+		return t, ok
+	}
+	if f.Interface == nil {
+		return time.Unix(0, f.Integer), true
+	}
+	loc, ok := f.Interface.(*time.Location)
+	if !ok || loc == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, f.Integer).In(loc), true
+}
+
+// stringer writes a Stringer field. Its String is user code: what it
+// gave is kept, should the entry go the general way after all.
+func (d *directWriter) stringer(i int, f *zapcore.Field) bool {
+	k, v := stringerText(f.Key, f.Interface)
+	kv := d.keep(i, stringAttr(k, v))
+	return d.str(string(kv.Key), kv.Value.AsString())
+}
+
+// error writes a zap.Error, or any error field, whose error has neither
+// causes nor a verbose form, as addError converts it: under the key "error"
+// an exception, written after every field; under another key, the
+// message. An error with causes or a verbose form is converted.
+func (d *directWriter) error(i int, f *zapcore.Field) bool {
+	err, _ := f.Interface.(error)
+	if err == nil {
+		return true // addError adds nothing
+	}
+	switch err.(type) {
+	case interface{ Errors() []error }, fmt.Formatter:
+		return d.convert(i, *f)
+	}
+	r := readPlainError(f.Key, err)
+	if !r.exception {
+		kv := d.keep(i, stringAttr(r.key, r.msg))
+		return d.str(string(kv.Key), kv.Value.AsString())
+	}
+	d.keep(i)
+	x := &d.exception
+	clear(x.attrs)
+	x.set, x.index, x.err = true, i, err
+	x.attrs = append(x.attrs[:0], stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
+	return true
+}
+
+// keep keeps what fields[i] became, for the general way, and returns its
+// first attribute, if any.
+func (d *directWriter) keep(i int, kvs ...attribute.KeyValue) attribute.KeyValue {
+	c := convertedField{index: i, start: len(d.conv)}
+	d.conv = append(d.conv, kvs...)
+	c.end = len(d.conv)
+	d.converted = append(d.converted, c)
+	if len(kvs) == 0 {
+		return attribute.KeyValue{}
+	}
+	return kvs[0]
 }
 
 // convert writes fields[i] through the general conversion, which may run
@@ -334,6 +419,21 @@ func (d *directWriter) str(key, v string) bool {
 	k, ok := d.key(key)
 	if ok && k != "" {
 		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
+	}
+	return ok
+}
+
+// formatted writes text formatted into d.scratch, whose room it keeps.
+func (d *directWriter) formatted(key string, v []byte) bool {
+	d.scratch = v[:0]
+	return d.text(key, v)
+}
+
+// text writes bytes read as text.
+func (d *directWriter) text(key string, v []byte) bool {
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendTextAttr(d.b, k, v, &d.lim)
 	}
 	return ok
 }

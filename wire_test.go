@@ -147,6 +147,21 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			})), zap.Object("\xffbad", diffMessyObject{})}},
 		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
 		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
+		{"kinds written straight", core, []zapcore.Field{zap.Time("utc", diffEpoch.UTC()),
+			zap.Time("zone", diffEpoch.In(time.FixedZone("X", 5*3600+1800))), zap.Time("far", time.Date(3000, 1, 1, 0, 0, 0, 1, time.UTC)),
+			zap.Time("zero", time.Time{}), {Key: "local", Type: zapcore.TimeType, Integer: diffEpoch.UnixNano()},
+			{Key: "badloc", Type: zapcore.TimeType, Integer: 1, Interface: "not a location"},
+			{Key: "nilloc", Type: zapcore.TimeType, Integer: 1, Interface: (*time.Location)(nil)},
+			{Key: "badfull", Type: zapcore.TimeFullType, Interface: 3},
+			zap.ByteString("bs.nil", nil), zap.ByteString("bs\xff", []byte("é")), zap.Uintptr("p.big", 1<<63+5),
+			zap.Stringer("s.bad", diffStringer("x\xffy")), zap.Stringer("s.ptr", &diffPtrStringer{s: "ok"}),
+			zap.NamedError("cause", errors.New("plain")), zap.NamedError("bad", errors.New("m\xff")),
+			zap.NamedError("nilcause", nil), zap.NamedError("panics", diffPanicErr{}),
+			zap.NamedError("nilptr", (*nilDerefErr)(nil)), zap.Int("after", 1)}},
+		{"zap.Error of invalid UTF-8", core, []zapcore.Field{zap.Error(errors.New("m\xff"))}},
+		{"zap.Error of a nil pointer", core, []zapcore.Field{zap.Error((*nilDerefErr)(nil))}},
+		{"zap.Error whose Error panics", core, []zapcore.Field{zap.Error(diffPanicErr{}), zap.Int("n", 1)}},
+		{"a nil zap.Error", core, []zapcore.Field{zap.Error(nil), zap.Int("n", 1)}},
 		{"an event name", core, []zapcore.Field{EventName("train.step"), zap.Int("step", 1), zap.String(eventNameKey, "an attribute")}},
 		{"an event name from With, the entry's winning", core.With([]zapcore.Field{EventName("from.with"), zap.Int("a", 1)}).(*Core),
 			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},
@@ -301,6 +316,11 @@ func (c countingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 
 // panicTypeErr's ErrorType panics, and its Error does too on a nil
 // pointer, as a method of a nil receiver would.
+// nilDerefErr's Error panics on a nil pointer.
+type nilDerefErr struct{ msg string }
+
+func (e *nilDerefErr) Error() string { return e.msg }
+
 type panicTypeErr struct{ msg string }
 
 func (e *panicTypeErr) Error() string   { return e.msg }

@@ -3,6 +3,8 @@ package otlpwire
 import (
 	"encoding/binary"
 	"math"
+	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -29,6 +31,39 @@ func AppendStringAttr(b []byte, key, v string, lim *Limits) []byte {
 	b = appendAttrHead(b, key, value)
 	b = appendTag(b, anyString, protowire.BytesType)
 	return appendLenString(b, v)
+}
+
+// AppendTextAttr appends an attribute whose string value is the text v,
+// made valid UTF-8 whatever the limits say, and cut to their length: for
+// text a caller formats into a buffer of its own (a time, a number), which
+// need not become a string on the way.
+func AppendTextAttr(b []byte, key string, v []byte, lim *Limits) []byte {
+	if !utf8.Valid(v) {
+		return AppendStringAttr(b, key, strings.ToValidUTF8(string(v), "\uFFFD"), lim)
+	}
+	key, redact := lim.attrKey(key)
+	if redact {
+		return AppendStringAttr(b, key, Redacted, lim)
+	}
+	v = truncateText(lim.ValueLength, v)
+	b = appendAttrHead(b, key, 1+protowire.SizeBytes(len(v)))
+	b = appendTag(b, anyString, protowire.BytesType)
+	return appendLenBytes(b, v)
+}
+
+// truncateText is Truncate for valid UTF-8 text in bytes.
+func truncateText(limit int, v []byte) []byte {
+	if limit < 0 || len(v) <= limit {
+		return v
+	}
+	for i, n := 0, 0; i < len(v); n++ {
+		if n == limit {
+			return v[:i]
+		}
+		_, size := utf8.DecodeRune(v[i:])
+		i += size
+	}
+	return v
 }
 
 // AppendBytesAttr appends an attribute with a byte-slice value.

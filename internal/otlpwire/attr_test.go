@@ -14,7 +14,7 @@ import (
 // and invalid UTF-8.
 func TestTypedAttrsMatchAppendAttr(t *testing.T) {
 	long := strings.Repeat("ab", 100)
-	strs := []string{"", "k", "phase", long, strings.Repeat("é", 70), "bad\xffutf8", strings.Repeat("x", 20000)}
+	strs := []string{"", "k", "phase", long, strings.Repeat("é", 70), "bad\xffutf8", strings.Repeat("x", 20000), "abcdefg\xff"}
 	limits := []Limits{
 		DefaultLimits,
 		{AttributeCount: 128, ValueLength: 3, CheckUTF8: true},
@@ -32,6 +32,7 @@ func TestTypedAttrsMatchAppendAttr(t *testing.T) {
 			}
 			for _, v := range strs {
 				check("string", AppendStringAttr(nil, key, v, &lim), attribute.String(key, v))
+				check("text", AppendTextAttr(nil, key, []byte(v), &lim), attribute.String(key, ValidString(v)))
 				check("bytes", AppendBytesAttr(nil, key, []byte(v), &lim),
 					attribute.KeyValue{Key: attribute.Key(key), Value: attribute.ByteSliceValue([]byte(v))})
 			}

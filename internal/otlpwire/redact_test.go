@@ -43,14 +43,16 @@ func TestTypedAttrsRedact(t *testing.T) {
 	lim := Limits{AttributeCount: -1, ValueLength: -1, Redact: NewRedactor("s")}
 	want := AppendAttr(nil, attribute.String("S", Redacted), Limits{AttributeCount: -1, ValueLength: -1})
 	for name, got := range map[string][]byte{
-		"string": AppendStringAttr(nil, "S", "v", &lim),
-		"bytes":  AppendBytesAttr(nil, "S", []byte("v"), &lim),
-		"int":    AppendIntAttr(nil, "S", 1, &lim),
-		"float":  AppendFloatAttr(nil, "S", 1, &lim),
-		"bool":   AppendBoolAttr(nil, "S", true, &lim),
-		"map":    AppendMapAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
-		"slice":  AppendSliceAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
-		"attr":   AppendAttr(nil, attribute.Int("S", 1), lim),
+		"string":  AppendStringAttr(nil, "S", "v", &lim),
+		"bytes":   AppendBytesAttr(nil, "S", []byte("v"), &lim),
+		"text":    AppendTextAttr(nil, "S", []byte("v"), &lim),
+		"badtext": AppendTextAttr(nil, "S", []byte("v\xff"), &lim),
+		"int":     AppendIntAttr(nil, "S", 1, &lim),
+		"float":   AppendFloatAttr(nil, "S", 1, &lim),
+		"bool":    AppendBoolAttr(nil, "S", true, &lim),
+		"map":     AppendMapAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
+		"slice":   AppendSliceAttr(nil, "S", []attribute.KeyValue{attribute.Int("a", 1)}, lim),
+		"attr":    AppendAttr(nil, attribute.Int("S", 1), lim),
 	} {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: % x, want % x", name, got, want)
