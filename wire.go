@@ -18,15 +18,18 @@ import (
 // On a zaplens provider an entry becomes OTLP bytes in one of two ways.
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
-// make keys unique. Strings, numbers, booleans, durations and binaries it
-// writes itself; any other field (a Stringer, a marshaler, a reflected
-// value, an error, a time) it converts the general way (encode.go), once,
-// and writes the attributes that gives. An entry the direct way cannot
-// take (a namespace or an inline marshaler, a repeated key, more
-// attributes than the limit, a record too large for a request) is written
-// the general way instead: converted to attributes, made unique, then
-// encoded, reusing what the direct way had converted, so that no user code
-// runs twice. Both write the same bytes; wire_test.go holds them to it.
+// make keys unique. It writes strings, numbers, booleans, durations,
+// times, binaries, Stringers and errors without causes or a verbose form
+// itself; what a Stringer's or an error's user code gave is kept, so that
+// it need not run again. Any other field (a marshaler, a reflected value,
+// an error with causes, a float32, a complex) it converts the general way
+// (encode.go), once, and writes the attributes that gives. An entry the
+// direct way cannot take (a namespace or an inline marshaler, a repeated
+// key, more attributes than the limit, a record too large for a request)
+// is written the general way instead: converted to attributes, made
+// unique, then encoded, reusing what the direct way had kept or
+// converted, so that no user code runs twice. Both write the same bytes;
+// wire_test.go holds them to it.
 
 // maxDirectKeys bounds the direct way's search for repeated keys, which
 // compares every pair whose keyBit is the same.
