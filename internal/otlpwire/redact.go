@@ -2,6 +2,7 @@ package otlpwire
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 )
@@ -16,15 +17,16 @@ var redactedValue = attribute.StringValue(Redacted)
 // of its keys ignoring case, by Unicode simple folding as strings.EqualFold
 // does. The nil Redactor matches nothing, and costs one comparison per key.
 type Redactor struct {
-	ascii          map[string]struct{} // the ASCII keys, lowercase
-	all            []string            // every key, for the other keys
-	minLen, maxLen int                 // of the ASCII keys
+	ascii  map[string]struct{} // the ASCII keys, lowercase
+	all    []string            // every key, for the other keys
+	lens   uint64              // a bit per length of the ASCII keys, 63 for any longer
+	firsts [2]uint64           // a bit per first byte of the ASCII keys, lowercase
 }
 
 // NewRedactor returns a Redactor of keys, nil when there are none (empty
 // keys are none: an attribute without a key is never sent).
 func NewRedactor(keys ...string) *Redactor {
-	r := &Redactor{ascii: map[string]struct{}{}, minLen: maxASCIIKey + 1}
+	r := &Redactor{ascii: map[string]struct{}{}}
 	for _, k := range keys {
 		if k == "" {
 			continue
@@ -32,7 +34,9 @@ func NewRedactor(keys ...string) *Redactor {
 		r.all = append(r.all, k)
 		if isASCII(k) && len(k) <= maxASCIIKey {
 			r.ascii[strings.ToLower(k)] = struct{}{}
-			r.minLen, r.maxLen = min(r.minLen, len(k)), max(r.maxLen, len(k))
+			r.lens |= lenBit(len(k))
+			c := lower(k[0])
+			r.firsts[c>>6] |= 1 << (c & 63)
 		}
 	}
 	if len(r.all) == 0 {
@@ -41,31 +45,45 @@ func NewRedactor(keys ...string) *Redactor {
 	return r
 }
 
+func lenBit(n int) uint64 { return 1 << min(n, 63) }
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 // maxASCIIKey is the longest key looked up without allocating; a longer
 // one is compared with each key in turn, which is rare.
 const maxASCIIKey = 64
 
 // Match reports whether key's value is to be redacted.
 func (r *Redactor) Match(key string) bool {
-	if r == nil {
+	if r == nil || key == "" {
 		return false
 	}
+	allASCII := len(r.ascii) == len(r.all)
+	if c := key[0]; allASCII && c < utf8.RuneSelf {
+		// An ASCII first byte folds to its own case pair alone (the
+		// Kelvin sign and the long s fold to ASCII letters, not from
+		// them): most keys end here, in two tests.
+		if c = lower(c); r.firsts[c>>6]&(1<<(c&63)) == 0 {
+			return false
+		}
+	}
 	if len(key) <= maxASCIIKey && isASCII(key) {
-		if len(r.ascii) == len(r.all) && (len(key) < r.minLen || len(key) > r.maxLen) {
+		if allASCII && r.lens&lenBit(len(key)) == 0 {
 			return false // every key is ASCII, and none has this length
 		}
 		var buf [maxASCIIKey]byte
 		for i := 0; i < len(key); i++ {
-			c := key[i]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			buf[i] = c
+			buf[i] = lower(key[i])
 		}
 		if _, ok := r.ascii[string(buf[:len(key)])]; ok {
 			return true
 		}
-		if len(r.ascii) == len(r.all) {
+		if allASCII {
 			return false
 		}
 	}

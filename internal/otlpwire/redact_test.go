@@ -38,6 +38,35 @@ func TestRedactorMatch(t *testing.T) {
 	}
 }
 
+// Match is strings.EqualFold against every key, whatever its filters skip:
+// keys of the lengths and first letters kept and not, the letters that
+// fold from outside ASCII (the Kelvin sign, the long s), long keys.
+func TestRedactorMatchIsEqualFold(t *testing.T) {
+	long63, long64 := strings.Repeat("s", 63), strings.Repeat("s", 64)
+	sets := [][]string{
+		{"secret", "key"}, {"Password", "token"}, {"s", "k"}, {long63}, {long64}, {"kelvin\u212a"}, {"ſ"},
+	}
+	var cands []string
+	for _, set := range sets {
+		for _, k := range set {
+			cands = append(cands, k, strings.ToUpper(k), strings.ToLower(k), k+"x", "x"+k, k[:len(k)-1])
+		}
+	}
+	cands = append(cands, "ſecret", "\u212aey", "\u212a", "secreT", "ſ", "S", "", "tokens", "phase", long63+"s", long64[1:])
+	for _, set := range sets {
+		r := NewRedactor(set...)
+		for _, c := range cands {
+			want := false
+			for _, k := range set {
+				want = want || strings.EqualFold(k, c)
+			}
+			if got := r.Match(c); got != want {
+				t.Errorf("keys %q: Match(%q) = %v, want %v", set, c, got, want)
+			}
+		}
+	}
+}
+
 // The typed writers redact as AppendAttr does, whatever the value's type.
 func TestTypedAttrsRedact(t *testing.T) {
 	lim := Limits{AttributeCount: -1, ValueLength: -1, Redact: NewRedactor("s")}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Counts one benchmark's instructions per op, the whole process's (every
+# goroutine's, the runtime's and the GC's), under valgrind: two runs, of
+# N1 and N2 iterations, and their difference over N2-N1, so that start-up
+# and the harness cancel out. GOMAXPROCS=1, no asynchronous preemption and
+# no GC (GOGC=off) keep out the runtime's work whose amount depends on
+# timing: idle threads spinning, a concurrent mark sharing the one CPU with
+# the loop. Counts then repeat to within 0.5%; run one at a time, since a
+# loaded machine changes them.
+#
+# Instructions are not time: a cache miss, a system call or an allocation
+# (whose GC is left out here; count allocations with -benchmem) costs more
+# than its count says. But the count does not move
+# with the machine's neighbours, so it settles a change of 50 ns that
+# timing on a shared two-core VM cannot (docs/performance.md).
+#
+#   go test -c -o /tmp/root.test . && benchmarks/icount.sh /tmp/root.test 'CallParts/zap-alone$'
+#   (cd benchmarks && go test -c -o /tmp/bench.test .) &&
+#     ZAPLENS_BENCH_HEAP=0 benchmarks/icount.sh /tmp/bench.test '^BenchmarkCall$/bridge=zaplens$' 20000 60000
+#
+# Needs valgrind (apt install valgrind).
+set -euo pipefail
+bin=$1 re=$2 n1=${3:-10000} n2=${4:-30000}
+count() {
+	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime "${1}x" 2>&1 |
+		sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+}
+a=$(count "$n1")
+b=$(count "$n2")
+if [ -z "$a" ] || [ -z "$b" ]; then
+	echo "icount: valgrind gave no count for $re" >&2
+	exit 1
+fi
+echo "$re $(((b - a) / (n2 - n1))) instructions/op"
