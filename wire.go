@@ -243,8 +243,12 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 		}
 		return ok
 	case zapcore.BinaryType:
+		v, isBytes := f.Interface.([]byte)
+		if !isBytes {
+			return d.convert(i, *f) // a field made by hand, which the conversion guards
+		}
 		k, ok := d.key(f.Key)
-		if v, isBytes := f.Interface.([]byte); ok && isBytes && k != "" {
+		if ok && k != "" {
 			d.b = otlpwire.AppendBytesAttr(d.b, k, v, &d.lim)
 		}
 		return ok
@@ -263,7 +267,10 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 		}
 		return d.convert(i, *f) // a time field made by hand, which the conversion guards
 	case zapcore.ByteStringType:
-		b, _ := f.Interface.([]byte)
+		b, isBytes := f.Interface.([]byte)
+		if !isBytes {
+			return d.convert(i, *f)
+		}
 		return d.text(f.Key, b)
 	case zapcore.ReflectType:
 		if _, ok := contextOf(*f); ok {

@@ -75,17 +75,6 @@ func endpointOf(raw string, p Protocol) Endpoint {
 	return e
 }
 
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t testing.TB) string {
-	t.Helper()
-	l := loopback(t)
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 // newClient makes a Client that the test closes at its end.
 func newClient(t testing.TB, cfg Config) Client {
 	t.Helper()
