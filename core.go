@@ -116,7 +116,7 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 	nc := *c
 	defer func() {
 		if r := recover(); r != nil {
-			c.b.losses.add(fmt.Sprintf("panic in With: %v", r))
+			c.b.losses.add("panic in With: " + panicText(r))
 			with = c
 		}
 	}()
@@ -499,7 +499,7 @@ func (b *bridge) flusher() (flusher, bool) {
 // does not own; a panic there is counted and told, never passed on.
 func (b *bridge) recoverLoss(where string) {
 	if r := recover(); r != nil {
-		b.losses.add(fmt.Sprintf("panic in %s: %v", where, r))
+		b.losses.add("panic in " + where + ": " + panicText(r))
 	}
 }
 

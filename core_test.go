@@ -266,6 +266,73 @@ func TestPanicSafety(t *testing.T) {
 	}
 }
 
+// A panic value is user code too: one whose String panics in turn made
+// fmt panic again out of every recover meant to contain the first panic
+// (zap's own JSON encoder still does). On a user's provider and on a
+// zaplens one, the entry is sent, with the field's panic named by its
+// type.
+func TestPanicValueWhoseStringPanics(t *testing.T) {
+	fields := []zap.Field{zap.Stringer("s", loopPanic{}), zap.Error(loopPanicErr{}), zap.NamedError("cause", loopPanicErr{}),
+		zap.Object("o", loopPanicObject{}), zap.String("kept", "yes")}
+	const want = "PANIC=zaplens.loopPanic (its String or Error panicked)"
+	check := func(t *testing.T, a map[string]attribute.Value) {
+		t.Helper()
+		for _, k := range []string{"sError", "errorError", "causeError", "oError"} {
+			if got := a[k].AsString(); got != want {
+				t.Errorf("%s = %q, want %q", k, got, want)
+			}
+		}
+		if a["kept"].AsString() != "yes" {
+			t.Errorf("attributes %v", a)
+		}
+	}
+	t.Run("own provider", func(t *testing.T) {
+		c := newCapture(t)
+		zap.New(NewCore(WithLoggerProvider(c.lp))).Info("m", fields...)
+		check(t, attrs(c.only(t)))
+	})
+	t.Run("zaplens provider", func(t *testing.T) {
+		cleanEnv(t)
+		exp := &memExporter{}
+		p := newTestProvider(t, withExporter(exp))
+		zap.New(NewCore(WithLoggerProvider(p))).Info("m", fields...)
+		if err := p.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		exp.mu.Lock()
+		defer exp.mu.Unlock()
+		if len(exp.records) != 1 {
+			t.Fatalf("%d records, want 1", len(exp.records))
+		}
+		a := map[string]attribute.Value{}
+		for _, kv := range exp.records[0].Attributes {
+			a[kv.Key] = attribute.StringValue(kv.Value.GetStringValue())
+		}
+		check(t, a)
+	})
+	t.Run("panicText", func(t *testing.T) {
+		if got := panicText(loopPanic{}); got != "zaplens.loopPanic (its String or Error panicked)" {
+			t.Errorf("panicText = %q", got)
+		}
+		if got := panicText("boom"); got != "boom" {
+			t.Errorf("panicText = %q", got)
+		}
+	})
+}
+
+// loopPanic's String panics with a loopPanic.
+type loopPanic struct{}
+
+func (loopPanic) String() string { panic(loopPanic{}) }
+
+type loopPanicErr struct{}
+
+func (loopPanicErr) Error() string { panic(loopPanic{}) }
+
+type loopPanicObject struct{}
+
+func (loopPanicObject) MarshalLogObject(zapcore.ObjectEncoder) error { panic(loopPanic{}) }
+
 type panicStringer struct{}
 
 func (panicStringer) String() string { panic("boom") }

@@ -3,6 +3,7 @@ package zaplens
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -233,7 +234,7 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 				e.addString(f.Key, "<nil>")
 				return
 			}
-			e.addString(f.Key+"Error", fmt.Sprintf("PANIC=%v", r))
+			e.addString(f.Key+"Error", "PANIC="+panicText(r))
 		}
 	}()
 	if f.Type == zapcore.ErrorType {
@@ -348,7 +349,7 @@ func describeError(err error) (msg string, causes []error, verbose string, perr 
 				msg, causes, verbose, perr = "<nil>", nil, "", nil
 				return
 			}
-			perr = fmt.Errorf("PANIC=%v", r)
+			perr = errors.New("PANIC=" + panicText(r))
 		}
 	}()
 	msg = err.Error()
@@ -373,7 +374,7 @@ func stringerText(key string, v any) (k, s string) {
 				k, s = key, "<nil>"
 				return
 			}
-			k, s = key+"Error", fmt.Sprintf("PANIC=%v", r)
+			k, s = key+"Error", "PANIC="+panicText(r)
 		}
 	}()
 	return key, v.(fmt.Stringer).String()
@@ -403,7 +404,7 @@ func readPlainError(key string, err error) (r plainError) {
 				r = plainError{key: key, msg: "<nil>"}
 				return
 			}
-			r = plainError{key: key + "Error", msg: fmt.Sprintf("PANIC=%v", p)}
+			r = plainError{key: key + "Error", msg: "PANIC=" + panicText(p)}
 		}
 	}()
 	return plainError{msg: msg, typ: errorType(err), exception: true}

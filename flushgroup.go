@@ -2,7 +2,7 @@ package zaplens
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 	"time"
 )
@@ -60,7 +60,7 @@ func (g *flushGroup) run(c *flushCall, f flusher, timeout time.Duration) {
 	defer close(c.done)
 	defer func() {
 		if r := recover(); r != nil {
-			c.err = fmt.Errorf("panic: %v", r)
+			c.err = errors.New("panic: " + panicText(r))
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

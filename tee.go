@@ -162,7 +162,7 @@ func (t *tee) appendIDs(dst []zapcore.Field, sc trace.SpanContext) (out []zapcor
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			out = append(dst, zap.String(keyIDFormatError, fmt.Sprintf("PANIC=%v", r)))
+			out = append(dst, zap.String(keyIDFormatError, "PANIC="+panicText(r)))
 		}
 	}()
 	return t.format.AppendIDs(dst, sc)

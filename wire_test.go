@@ -157,6 +157,7 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			{Key: "badbs", Type: zapcore.ByteStringType, Interface: 7},
 			{Key: "nilstringer", Type: zapcore.StringerType},
 			{Key: "notstringer", Type: zapcore.StringerType, Interface: 7},
+			{Key: "uintptr.neg", Type: zapcore.UintptrType, Integer: -1}, {Key: "uint64.neg", Type: zapcore.Uint64Type, Integer: -2},
 			zap.ByteString("bs.nil", nil), zap.ByteString("bs\xff", []byte("é")), zap.Uintptr("p.big", 1<<63+5),
 			zap.Stringer("s.bad", diffStringer("x\xffy")), zap.Stringer("s.ptr", &diffPtrStringer{s: "ok"}),
 			zap.NamedError("cause", errors.New("plain")), zap.NamedError("bad", errors.New("m\xff")),
@@ -318,13 +319,13 @@ func (c countingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 	return nil
 }
 
-// panicTypeErr's ErrorType panics, and its Error does too on a nil
-// pointer, as a method of a nil receiver would.
 // nilDerefErr's Error panics on a nil pointer.
 type nilDerefErr struct{ msg string }
 
 func (e *nilDerefErr) Error() string { return e.msg }
 
+// panicTypeErr's ErrorType panics, and its Error does too on a nil
+// pointer, as a method of a nil receiver would.
 type panicTypeErr struct{ msg string }
 
 func (e *panicTypeErr) Error() string   { return e.msg }
