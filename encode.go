@@ -187,6 +187,8 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 		e.AddFloat64(f.Key, math.Float64frombits(uint64(f.Integer)))
 	case zapcore.BoolType:
 		e.AddBool(f.Key, f.Integer == 1)
+	case zapcore.StringerType:
+		e.addString(stringerText(f.Key, f.Interface))
 	default:
 		if v, ok := intField(&f); ok {
 			e.AddInt64(f.Key, v)
@@ -278,25 +280,16 @@ func (e *attrEncoder) addError(key string, v any) {
 	if err == nil {
 		return
 	}
-	msg, causes, verbose, perr := describeError(err)
-	if perr != nil {
-		e.addString(key+"Error", perr.Error())
-		return
-	}
-	if key == errorKey {
-		// The type first: an ErrorType method is user code, and if it
-		// panics the exception must be as it was.
-		typ := errorType(err)
+	r := readError(key, err)
+	if r.exception {
 		// The last zap.Error wins, as any repeated key does; top holds
 		// nothing but its attributes until the entry's own are added.
-		e.setException(err,
-			stringAttr(keyExceptionMessage, msg),
-			stringAttr(keyExceptionType, typ))
-		e.top = appendErrorDetails(e.top, key, causes, verbose)
+		e.setException(err, stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
+		e.top = append(e.top, r.details...)
 		return
 	}
-	e.addString(key, msg)
-	e.kvs = appendErrorDetails(e.kvs, key, causes, verbose)
+	e.addString(r.key, r.msg)
+	e.kvs = append(e.kvs, r.details...)
 }
 
 // setException makes attrs, of err, the record's exception, replacing any
@@ -380,34 +373,39 @@ func stringerText(key string, v any) (k, s string) {
 	return key, v.(fmt.Stringer).String()
 }
 
-// plainError is what addError, guarded as addFieldGuarded guards it,
-// makes of an error with neither causes nor a verbose form: an exception
-// (msg and typ) for the key "error", else msg under key.
-type plainError struct {
+// errorRead is what an error field becomes, both ways: for the key
+// "error" an exception (msg and typ), else msg under key; either way
+// zap's "<key>Causes" and "<key>Verbose", its details.
+type errorRead struct {
 	key, msg, typ string
 	exception     bool
+	details       []attribute.KeyValue
 }
 
-// readPlainError reads err, which has neither causes nor a verbose form,
-// for the field key, running its user code (Error, ErrorType) once.
-func readPlainError(key string, err error) (r plainError) {
-	msg, _, _, perr := describeError(err)
+// readError reads err for the field key, running its user code (Error,
+// Errors, Format, ErrorType) once, each panic caught as addFieldGuarded
+// catches a field's: a panicking Error is "<key>Error"; a panicking
+// ErrorType leaves the exception as it was and the field says so, or
+// "<nil>" for a nil pointer.
+func readError(key string, err error) (r errorRead) {
+	msg, causes, verbose, perr := describeError(err)
 	if perr != nil {
-		return plainError{key: key + "Error", msg: perr.Error()}
+		return errorRead{key: key + "Error", msg: perr.Error()}
 	}
+	details := appendErrorDetails(nil, key, causes, verbose)
 	if key != errorKey {
-		return plainError{key: key, msg: msg}
+		return errorRead{key: key, msg: msg, details: details}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			if isNilPointer(err) {
-				r = plainError{key: key, msg: "<nil>"}
+				r = errorRead{key: key, msg: "<nil>"}
 				return
 			}
-			r = plainError{key: key + "Error", msg: "PANIC=" + panicText(p)}
+			r = errorRead{key: key + "Error", msg: "PANIC=" + panicText(p)}
 		}
 	}()
-	return plainError{msg: msg, typ: errorType(err), exception: true}
+	return errorRead{msg: msg, typ: errorType(err), exception: true, details: details}
 }
 
 // errorType names err's type fully, as semantic conventions ask of

@@ -1,7 +1,6 @@
 package zaplens
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -19,10 +18,10 @@ import (
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
 // make keys unique. It writes strings, numbers, booleans, durations,
-// times, binaries, Stringers and errors without causes or a verbose form
-// itself; what a Stringer's or an error's user code gave is kept, so that
-// it need not run again. Any other field (a marshaler, a reflected value,
-// an error with causes, a float32, a complex) it converts the general way
+// times, binaries, Stringers and errors itself, reading a Stringer or an
+// error as the general way does (stringerText, readError), and keeps what
+// their user code gave, so that it need not run again. Any other field (a
+// marshaler, a reflected value, a float32, a complex) it converts the general way
 // (encode.go), once, and writes the attributes that gives. An entry the
 // direct way cannot take (a namespace or an inline marshaler, a repeated
 // key, more attributes than the limit, a record too large for a request)
@@ -322,48 +321,51 @@ func fieldTime(f *zapcore.Field) (time.Time, bool) {
 // stringer writes a Stringer field. Its String is user code: what it
 // gave is kept, should the entry go the general way after all.
 func (d *directWriter) stringer(i int, f *zapcore.Field) bool {
-	k, v := stringerText(f.Key, f.Interface)
-	kv := d.keep(i, stringAttr(k, v))
+	kv := d.keep(i, heldValue{}, stringAttr(stringerText(f.Key, f.Interface)))[0]
 	return d.str(string(kv.Key), kv.Value.AsString())
 }
 
-// error writes a zap.Error, or any error field, whose error has neither
-// causes nor a verbose form, as addError converts it: under the key "error"
-// an exception, written after every field; under another key, the
-// message. An error with causes or a verbose form is converted.
+// error writes an error field as addError converts it: under the key
+// "error" an exception, written after every field; under another key, the
+// message; then its details.
 func (d *directWriter) error(i int, f *zapcore.Field) bool {
 	err, _ := f.Interface.(error)
 	if err == nil {
 		return true // addError adds nothing
 	}
-	switch err.(type) {
-	case interface{ Errors() []error }, fmt.Formatter:
-		return d.convert(i, *f)
+	r := readError(f.Key, err)
+	if r.exception {
+		d.keep(i, heldValue{})
+		x := &d.exception
+		clear(x.attrs)
+		x.set, x.index, x.err = true, i, err
+		x.attrs = append(x.attrs[:0], stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
+		x.attrs = append(x.attrs, r.details...)
+		return true
 	}
-	r := readPlainError(f.Key, err)
-	if !r.exception {
-		kv := d.keep(i, stringAttr(r.key, r.msg))
-		return d.str(string(kv.Key), kv.Value.AsString())
+	kvs := d.keep(i, heldValue{}, stringAttr(r.key, r.msg))
+	if len(r.details) > 0 {
+		kvs = d.extend(r.details...)
 	}
-	d.keep(i)
-	x := &d.exception
-	clear(x.attrs)
-	x.set, x.index, x.err = true, i, err
-	x.attrs = append(x.attrs[:0], stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
-	return true
+	return d.str(string(kvs[0].Key), kvs[0].Value.AsString()) && d.addAttrs(kvs[1:])
 }
 
-// keep keeps what fields[i] became, for the general way, and returns its
-// first attribute, if any.
-func (d *directWriter) keep(i int, kvs ...attribute.KeyValue) attribute.KeyValue {
-	c := convertedField{index: i, start: len(d.conv)}
+// keep keeps what fields[i] became, for the general way: kvs, the first
+// h.n of them a held object's or array's entries. It returns them as kept.
+func (d *directWriter) keep(i int, h heldValue, kvs ...attribute.KeyValue) []attribute.KeyValue {
+	c := convertedField{index: i, start: len(d.conv), held: h}
 	d.conv = append(d.conv, kvs...)
 	c.end = len(d.conv)
 	d.converted = append(d.converted, c)
-	if len(kvs) == 0 {
-		return attribute.KeyValue{}
-	}
-	return kvs[0]
+	return d.conv[c.start:c.end]
+}
+
+// extend adds kvs to what the last kept field became.
+func (d *directWriter) extend(kvs ...attribute.KeyValue) []attribute.KeyValue {
+	c := &d.converted[len(d.converted)-1]
+	d.conv = append(d.conv, kvs...)
+	c.end = len(d.conv)
+	return d.conv[c.start:c.end]
 }
 
 // convert writes fields[i] through the general conversion, which may run
@@ -374,17 +376,9 @@ func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	defer e.reset()
 	e.hold = true
 	e.addField(f)
-	c := convertedField{index: i, start: len(d.conv), held: e.held}
-	d.conv = append(d.conv, e.kvs...)
-	c.end = len(d.conv)
-	d.converted = append(d.converted, c)
-	if e.hasErr {
-		x := &d.exception
-		clear(x.attrs)
-		x.set, x.index, x.err, x.attrs = true, i, e.err, append(x.attrs[:0], e.top...)
-	}
-	kvs := d.conv[c.start:c.end]
-	return d.addHeld(c.held, kvs[:c.held.n]) && d.addAttrs(kvs[c.held.n:])
+	h := e.held
+	kvs := d.keep(i, h, e.kvs...)
+	return d.addHeld(h, kvs[:h.n]) && d.addAttrs(kvs[h.n:])
 }
 
 // addHeld writes a held object or array, if any, as one attribute.
