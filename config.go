@@ -300,14 +300,16 @@ func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeL
 }
 
 // fileResource builds the resource section as otelconf builds it for the
-// program's other providers: the SDK's default resource (its service name
-// fallback, the SDK's attributes, OTEL_RESOURCE_ATTRIBUTES and
-// OTEL_SERVICE_NAME), under attributes_list, under attributes, with the
-// schema URL given. Without the section, the SDK's default resource, as
-// otelconf.NewSDK gives.
+// program's other providers, but the environment: the SDK's attributes,
+// under attributes_list, under attributes, with the schema URL given.
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES go under it as under any
+// given resource (givenResource), read the one way that quotes no secret
+// and half-reads no bad value; so does the unknown_service fallback
+// (providerConfig.serviceFallback), which the SDK's default resource has.
 func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource, error) {
-	if r == nil {
-		return resource.DefaultWithContext(ctx), nil
+	sdk, err := resource.New(ctx, resource.WithTelemetrySDK())
+	if err != nil || r == nil {
+		return sdk, err
 	}
 	var list []attribute.KeyValue
 	if r.AttributesList != nil {
@@ -332,7 +334,7 @@ func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource
 		schema = *r.SchemaUrl
 	}
 	return resource.New(ctx,
-		resource.WithAttributes(resource.DefaultWithContext(ctx).Attributes()...),
+		resource.WithAttributes(sdk.Attributes()...), // without its schema URL, which the file's replaces
 		resource.WithAttributes(list...),
 		resource.WithAttributes(attrs...),
 		resource.WithSchemaURL(schema))

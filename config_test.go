@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"go.opentelemetry.io/otel"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +81,59 @@ func TestConfigFileShips(t *testing.T) {
 	defer mu.Unlock()
 	if got := md.Get("api-key"); len(got) != 1 || got[0] != "1234" {
 		t.Errorf("api-key header: %v", got)
+	}
+}
+
+// The file's resource takes the environment's as a given resource does:
+// through the one reading that quotes no secret and half-reads no bad
+// value, with OTEL_SERVICE_NAME over the unknown_service fallback. (The
+// SDK's default resource, which the file's was built on, is read once per
+// process and bypassed that check: the second case got the first's
+// environment.)
+func TestConfigFileResourceReadsTheEnvironmentOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, attrs, service, wantService string
+		wantTeam                          bool
+	}{
+		{"bad attributes", "team=ml,s3cret", "", "unknown_service:", false},
+		{"good attributes and a name", "team=ml", "trainer", "trainer", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			var handled []string
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { handled = append(handled, err.Error()) }))
+			defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			t.Setenv("ZAPLENS_TEST_ENDPOINT", srv.addr)
+			t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/resource-no-service.yaml")
+			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", tc.attrs)
+			t.Setenv("OTEL_SERVICE_NAME", tc.service)
+			var buf lockedBuffer
+			p, err := NewLoggerProvider(context.Background(), WithLossWriter(&buf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Logger("config").Emit(context.Background(), log.Record{})
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rls := srv.resources()
+			if len(rls) != 1 {
+				t.Fatalf("%d resource logs", len(rls))
+			}
+			res := map[string]string{}
+			for _, kv := range rls[0].GetResource().GetAttributes() {
+				res[kv.GetKey()] = kv.GetValue().GetStringValue()
+			}
+			if res["from.file"] != "yes" || !strings.HasPrefix(res["service.name"], tc.wantService) || (res["team"] == "ml") != tc.wantTeam {
+				t.Errorf("resource %v: want from.file, service.name %s..., team %v", res, tc.wantService, tc.wantTeam)
+			}
+			for _, h := range append(handled, buf.String()) {
+				if strings.Contains(h, "s3cret") {
+					t.Errorf("a secret told: %q", h)
+				}
+			}
+		})
 	}
 }
 

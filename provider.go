@@ -90,7 +90,7 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 			return noopProvider(), nil
 		}
 		if c.resource == nil {
-			c.resource = file.resource
+			c.resource, c.serviceFallback = file.resource, true
 		}
 	}
 	if err := c.resolveEnv(); err != nil {

@@ -101,6 +101,10 @@ type providerConfig struct {
 	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
 	// resource: its value could not be read.
 	skipResourceEnv bool
+	// serviceFallback adds unknown_service:<program> to a given resource
+	// that names no service: one from a configuration file, as otelconf's
+	// default resource has it.
+	serviceFallback bool
 	spool           spoolConfig
 
 	exportFunc     pipeline.ExportFunc // tests: replaces otlp and console

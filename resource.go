@@ -51,13 +51,17 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 	}
 	// A detector that failed (no hostname, say) only leaves its attributes
 	// out: no reason to send no logs at all.
-	err = nil
-	if _, ok := res.Set().Value(semconv.ServiceNameKey); !ok {
-		// The spec's fallback, which resource.Default would give.
-		res, err = resource.Merge(res, resource.NewSchemaless(
-			semconv.ServiceName("unknown_service:"+filepath.Base(os.Args[0]))))
+	return withServiceFallback(res)
+}
+
+// withServiceFallback adds the spec's unknown_service:<program> to a
+// resource that names no service, as resource.Default would.
+func withServiceFallback(res *resource.Resource) (*resource.Resource, error) {
+	if _, ok := res.Set().Value(semconv.ServiceNameKey); ok {
+		return res, nil
 	}
-	return res, err
+	return resource.Merge(res, resource.NewSchemaless(
+		semconv.ServiceName("unknown_service:"+filepath.Base(os.Args[0]))))
 }
 
 // givenResource is the resource of WithResource as the SDK's providers make
@@ -79,7 +83,12 @@ func givenResource(ctx context.Context, c *providerConfig) (*resource.Resource, 
 		return nil, err // not reached: the environment's has no schema URL
 	}
 	if attrs := optionAttributes(c); len(attrs) > 0 {
-		return resource.Merge(res, resource.NewSchemaless(attrs...))
+		if res, err = resource.Merge(res, resource.NewSchemaless(attrs...)); err != nil {
+			return nil, err
+		}
+	}
+	if c.serviceFallback {
+		return withServiceFallback(res)
 	}
 	return res, nil
 }
