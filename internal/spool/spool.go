@@ -243,7 +243,8 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 // call; at the bound, a held file let go. A call waits on the disk only
 // when the housekeeper fell behind a burst, for about a millisecond: a
 // starved housekeeper must not leave records unprotected. It waits for the
-// housekeeper only when the file being made is the last the bound allows.
+// housekeeper only when the file being made is the last the bound allows,
+// and at most maxMadeWait.
 func (s *Spool) next() (seg *segment, full bool) {
 	for {
 		s.hmu.Lock()
@@ -279,8 +280,31 @@ func (s *Spool) next() (seg *segment, full bool) {
 		case !coming:
 			return nil, true
 		default:
-			<-s.made // the housekeeper is making, emptying or removing one
+			// The housekeeper is making, emptying or removing one. The
+			// call holds the pipeline's lock: a disk that stalls the
+			// housekeeper must not stall every logging call with it.
+			if !s.awaitMade() {
+				return nil, false // the record goes unprotected, counted and told
+			}
 		}
+	}
+}
+
+// maxMadeWait bounds a logging call's wait for the housekeeper at the
+// bound: a file takes it about a millisecond to make, a hundred times
+// that even on a starved CPU.
+const maxMadeWait = 100 * time.Millisecond
+
+// awaitMade waits for the housekeeper to make a file ready, and reports
+// false when it has not within maxMadeWait.
+func (s *Spool) awaitMade() bool {
+	t := time.NewTimer(maxMadeWait)
+	defer t.Stop()
+	select {
+	case <-s.made:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

@@ -751,9 +751,7 @@ func TestLateHousekeeperLeavesNothingUnprotected(t *testing.T) {
 	}
 	s := openTest(t, t.TempDir(), nil)
 	defer func() { close(slow); s.Close(context.Background()) }()
-	for len(segFilesOf(s)) < 2 { // the housekeeper's first spare
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, func() bool { return len(segFiles(t, s.cfg.Dir)) >= 2 }) // the housekeeper's first spare
 	stalled.Store(true)
 	// Fill the first file until the spare takes over: that wakes the
 	// housekeeper to make the next, and it is that making which stalls,
@@ -775,10 +773,41 @@ func TestLateHousekeeperLeavesNothingUnprotected(t *testing.T) {
 	}
 }
 
-// segFilesOf is the files s made so far.
-func segFilesOf(s *Spool) []string {
-	m, _ := filepath.Glob(filepath.Join(s.cfg.Dir, "*.seg"))
-	return m
+// At the bound, a logging call waits for a housekeeper that is making the
+// last file at most maxMadeWait: a stalled disk leaves the record
+// unprotected, counted, rather than every logging call stalled behind it.
+func TestStalledHousekeeperAtTheBoundStallsNoCall(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var made atomic.Int32
+	slow := make(chan struct{})
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if made.Add(1) > 1 {
+			<-slow // the second file, the last the bound allows, never comes
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	s := openTest(t, t.TempDir(), func(c *Config) { c.MaxBytes = 2 * testSegment })
+	defer func() { close(slow); s.Close(context.Background()) }()
+	waitFor(t, func() bool { return made.Load() >= 2 }) // the housekeeper is on it
+	done := make(chan pipeline.Verdict)
+	go func() {
+		first := s.active
+		for i := 0; ; i++ {
+			if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled || s.active != first {
+				done <- v
+				return
+			}
+		}
+	}()
+	select {
+	case v := <-done:
+		if v != pipeline.Unjournaled {
+			t.Errorf("verdict %d past the first file, want unjournaled", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a logging call waits on the stalled housekeeper")
+	}
 }
 
 // The count keeps the files mapped, not their parsed records: through an
