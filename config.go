@@ -30,8 +30,7 @@ const configFileVar = "OTEL_CONFIG_FILE"
 
 // fileConfig is what the file says of the provider.
 type fileConfig struct {
-	path     string // the file, for messages
-	disabled bool   // disabled: true, or no logger_provider
+	disabled bool // disabled: true, or no logger_provider
 	resource *resource.Resource
 }
 
@@ -43,7 +42,7 @@ func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, erro
 	if path == "" {
 		return nil, nil
 	}
-	b, err := readConfigFile(path)
+	b, err := readPEMFile(path) // a regular file, bounded, as a certificate is
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", configFileVar, err)
 	}
@@ -51,24 +50,11 @@ func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
 	}
-	f := &fileConfig{path: path}
+	f := &fileConfig{}
 	if err := f.apply(ctx, c, cfg); err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
 	}
 	return f, nil
-}
-
-// maxConfigFile bounds the configuration file: far more than any.
-const maxConfigFile = 1 << 20
-
-// readConfigFile reads a regular file of at most maxConfigFile bytes, for
-// the reasons readPEMFile gives.
-func readConfigFile(path string) ([]byte, error) {
-	b, err := readPEMFile(path)
-	if err != nil && strings.Contains(err.Error(), "larger than") {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxConfigFile)
-	}
-	return b, err
 }
 
 func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *otelconf.OpenTelemetryConfiguration) error {

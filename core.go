@@ -42,7 +42,8 @@ type Core struct {
 	wire   wireWith
 	ctx    context.Context
 	sc     trace.SpanContext
-	event  string // the event name With gave, if any
+	bag    []attribute.KeyValue // ctx's baggage, with WithBaggage: read once for every entry
+	event  string               // the event name With gave, if any
 }
 
 // bridge is what every core derived from one NewCore shares.
@@ -121,10 +122,13 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 		}
 	}()
 	if ec.n > 0 {
-		nc.ctx, nc.sc = ec.ctx, ec.sc
+		nc.ctx, nc.sc, nc.bag = ec.ctx, ec.sc, nil
+		if c.b.cfg.baggage.on && ec.ctx != nil {
+			nc.bag = c.b.cfg.baggage.append(nil, ec.ctx)
+		}
 	}
 	if ec.events > 0 {
-		nc.event = ec.event
+		nc.event = validString(ec.event) // made valid once, for every entry
 	}
 	if ec.n+ec.events == len(fields) {
 		return &nc // a per-request context, an event name, nothing else: nothing to convert
@@ -273,7 +277,11 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	if !enabled && span == nil {
 		return
 	}
-	if c.b.cfg.baggage.on {
+	switch {
+	case !c.b.cfg.baggage.on:
+	case r.ctx == nil:
+		e.bag = append(e.bag, c.bag...) // the With context's, read once
+	default:
 		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
 	}
 	// One record for both ways, so that a direct way that gives up
@@ -322,7 +330,7 @@ func (c *Core) eventName(r *entryRead) string {
 	case r.events > 0:
 		return validString(r.event)
 	case c.event != "":
-		return validString(c.event)
+		return c.event
 	}
 	return ""
 }

@@ -76,7 +76,7 @@ func (r *entryRead) read(fields []zapcore.Field) {
 				r.event, r.events = f.String, r.events+1
 			}
 		case zapcore.SkipType, zapcore.StringerType, zapcore.ReflectType:
-			if c, ok := f.Interface.(context.Context); ok && c != nil {
+			if c, ok := contextOf(*f); ok {
 				r.ctx, r.n = c, r.n+1
 				r.printed = r.printed || (f.Key == passedKey && f.Type == zapcore.SkipType)
 				r.loud = r.loud || f.Type != zapcore.SkipType

@@ -477,7 +477,8 @@ func loadKeyPair(certPath, keyPath string) (tls.Certificate, error) {
 	return tls.X509KeyPair(cert, key)
 }
 
-// maxPEMFile bounds a certificate or key file: far more than any bundle.
+// maxPEMFile bounds a certificate or key file, and a configuration file:
+// far more than any.
 const maxPEMFile = 1 << 20
 
 // readPEMFile reads a certificate or key file once, and only a regular file

@@ -8,8 +8,9 @@ import (
 )
 
 // What issue 25's bridge features add to an entry's allocations: nothing
-// for an event name, a level per logger or named baggage members (four
-// fields, so that log.Record needs no more room than it has).
+// for an event name, a level per logger, named baggage members, or every
+// member of a With context's baggage (at most five attributes, so that
+// log.Record needs no more room than it has).
 func TestFeatureAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
@@ -25,6 +26,9 @@ func TestFeatureAllocations(t *testing.T) {
 	training, http := levels.Named("megatron").Named("training"), levels.Named("http")
 	bag := zap.New(NewCore(WithLoggerProvider(discardProvider{}), WithBaggage("tenant")))
 	plain := zap.New(NewCore(WithLoggerProvider(discardProvider{})))
+	// Every member of a With context's baggage: read once, with the logger.
+	allOfWith := zap.New(NewCore(WithLoggerProvider(discardProvider{}), WithBaggage())).With(Context(bagCtx))
+	onlyFields := fields()[:3] // and two members: five attributes, what log.Record holds without growing
 	for _, tc := range []struct {
 		name string
 		log  func()
@@ -33,6 +37,7 @@ func TestFeatureAllocations(t *testing.T) {
 		{"a level per logger", func() { training.Debug("d", withCtx...) }},
 		{"below a logger's level", func() { http.Warn("w", withCtx...) }},
 		{"a named baggage member", func() { bag.Info("i", withBag...) }},
+		{"every member of a With context's baggage", func() { allOfWith.Info("i", onlyFields...) }},
 	} {
 		if n := testing.AllocsPerRun(200, tc.log); n != 0 {
 			t.Errorf("%s: %v allocations per entry, want 0", tc.name, n)

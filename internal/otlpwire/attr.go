@@ -137,11 +137,12 @@ func (lim *Limits) valid(s string) string {
 // not build the value, which costs an allocation, and another to read.
 func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
-	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, &lim)
 	}
 	b, start := begin(b, recAttributes)
-	b = appendStringField(b, kvKey, e.valid(key))
+	b = appendStringField(b, kvKey, key)
 	b, value := begin(b, kvValue)
 	b = e.appendMap(b, kvs, maxDepth-1)
 	return end(end(b, value), start)
@@ -152,11 +153,12 @@ func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) [
 // attribute.SliceValue of those values, without building it.
 func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limits) []byte {
 	e := encoder{Limits: lim}
-	if lim.Redact != nil && lim.Redact.Match(e.valid(key)) {
+	key, redact := lim.attrKey(key)
+	if redact {
 		return AppendStringAttr(b, key, Redacted, &lim)
 	}
 	b, start := begin(b, recAttributes)
-	b = appendStringField(b, kvKey, e.valid(key))
+	b = appendStringField(b, kvKey, key)
 	b, value := begin(b, kvValue)
 	b, array := begin(b, anyArray)
 	b = appendElems(e, b, elems, func(kv attribute.KeyValue) attribute.Value { return kv.Value }, maxDepth-1)

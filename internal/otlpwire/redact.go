@@ -21,12 +21,15 @@ type Redactor struct {
 	all    []string            // every key, for the other keys
 	lens   uint64              // a bit per length of the ASCII keys, 63 for any longer
 	firsts [2]uint64           // a bit per first byte of the ASCII keys, lowercase
+	// allASCII: every key is in ascii, so that the filters and the lookup
+	// decide alone.
+	allASCII bool
 }
 
 // NewRedactor returns a Redactor of keys, nil when there are none (empty
 // keys are none: an attribute without a key is never sent).
 func NewRedactor(keys ...string) *Redactor {
-	r := &Redactor{ascii: map[string]struct{}{}}
+	r := &Redactor{ascii: map[string]struct{}{}, allASCII: true}
 	for _, k := range keys {
 		if k == "" {
 			continue
@@ -37,6 +40,8 @@ func NewRedactor(keys ...string) *Redactor {
 			r.lens |= lenBit(len(k))
 			c := lower(k[0])
 			r.firsts[c>>6] |= 1 << (c & 63)
+		} else {
+			r.allASCII = false
 		}
 	}
 	if len(r.all) == 0 {
@@ -63,7 +68,7 @@ func (r *Redactor) Match(key string) bool {
 	if r == nil || key == "" {
 		return false
 	}
-	allASCII := len(r.ascii) == len(r.all)
+	allASCII := r.allASCII
 	if c := key[0]; allASCII && c < utf8.RuneSelf {
 		// An ASCII first byte folds to its own case pair alone (the
 		// Kelvin sign and the long s fold to ASCII letters, not from

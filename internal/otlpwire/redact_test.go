@@ -44,7 +44,7 @@ func TestRedactorMatch(t *testing.T) {
 func TestRedactorMatchIsEqualFold(t *testing.T) {
 	long63, long64 := strings.Repeat("s", 63), strings.Repeat("s", 64)
 	sets := [][]string{
-		{"secret", "key"}, {"Password", "token"}, {"s", "k"}, {long63}, {long64}, {"kelvin\u212a"}, {"ſ"},
+		{"secret", "key"}, {"Password", "token"}, {"Password", "password", "PASSWORD"}, {"s", "k"}, {long63}, {long64}, {"kelvin\u212a"}, {"ſ"},
 	}
 	var cands []string
 	for _, set := range sets {

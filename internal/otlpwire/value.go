@@ -65,14 +65,6 @@ type encoder struct {
 // str is a string value: valid, if asked, and within the length limit.
 func (e encoder) str(s string) string { return Truncate(e.ValueLength, e.valid(s)) }
 
-// valid is a key or a text field, which the SDK never truncates.
-func (e encoder) valid(s string) string {
-	if !e.CheckUTF8 {
-		return s
-	}
-	return ValidString(s)
-}
-
 // ValidString is s with each invalid UTF-8 sequence replaced by U+FFFD, as
 // a protobuf string must be; a valid s, nearly every one, is returned as
 // it is, after one scan.
