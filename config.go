@@ -347,48 +347,43 @@ func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
 	if a.Type != nil {
 		t = *a.Type
 	}
-	bad := fmt.Errorf("an element is not of type %s", t)
+	var kv attribute.KeyValue
+	ok := true
 	switch t {
 	case otelconf.AttributeTypeBoolArray:
-		out := make([]bool, len(vs))
-		for i, v := range vs {
-			b, ok := v.(bool)
-			if !ok {
-				return attribute.KeyValue{}, bad
-			}
-			out[i] = b
-		}
-		return attribute.BoolSlice(a.Name, out), nil
+		var out []bool
+		out, ok = elems[bool](vs)
+		kv = attribute.BoolSlice(a.Name, out)
 	case otelconf.AttributeTypeIntArray:
-		out := make([]int64, len(vs))
-		for i, v := range vs {
-			n, ok := v.(int)
-			if !ok {
-				return attribute.KeyValue{}, bad
-			}
-			out[i] = int64(n)
-		}
-		return attribute.Int64Slice(a.Name, out), nil
+		var out []int
+		out, ok = elems[int](vs)
+		kv = attribute.IntSlice(a.Name, out)
 	case otelconf.AttributeTypeDoubleArray:
-		out := make([]float64, len(vs))
-		for i, v := range vs {
-			x, ok := v.(float64)
-			if !ok {
-				return attribute.KeyValue{}, bad
-			}
-			out[i] = x
-		}
-		return attribute.Float64Slice(a.Name, out), nil
+		var out []float64
+		out, ok = elems[float64](vs)
+		kv = attribute.Float64Slice(a.Name, out)
 	case otelconf.AttributeTypeStringArray:
-		out := make([]string, len(vs))
-		for i, v := range vs {
-			s, ok := v.(string)
-			if !ok {
-				return attribute.KeyValue{}, bad
-			}
-			out[i] = s
-		}
-		return attribute.StringSlice(a.Name, out), nil
+		var out []string
+		out, ok = elems[string](vs)
+		kv = attribute.StringSlice(a.Name, out)
+	default:
+		return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
 	}
-	return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
+	if !ok {
+		return attribute.KeyValue{}, fmt.Errorf("an element is not of type %s", t)
+	}
+	return kv, nil
+}
+
+// elems is the file's array as a slice of T, false if an element is not.
+func elems[T any](vs []any) ([]T, bool) {
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		e, ok := v.(T)
+		if !ok {
+			return nil, false
+		}
+		out[i] = e
+	}
+	return out, true
 }

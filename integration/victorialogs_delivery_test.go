@@ -2,7 +2,6 @@ package integration
 
 import (
 	"errors"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -57,7 +56,7 @@ func TestVictoriaLogsBurst(t *testing.T) {
 // began; what the queue held meanwhile is stored, nothing lost.
 func TestVictoriaLogsDownThenUp(t *testing.T) {
 	const n = 5000
-	addr := vlFreeAddr(t)
+	addr := freePort(t)
 	p, losses := vlProvider(t, "http://"+addr+"/insert/opentelemetry/v1/logs", "vl-late")
 	vlLog(p, 0, n)
 	time.Sleep(time.Second) // the exporter meets a refused connection meanwhile
@@ -114,15 +113,4 @@ func TestVictoriaLogsShutdown(t *testing.T) {
 			t.Errorf("stored seq: %v, want 1000 distinct up to 999", rows)
 		}
 	})
-}
-
-// vlFreeAddr is a loopback address nothing listens on yet.
-func vlFreeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -81,7 +81,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 		p.lastErr, p.lastAt = err, time.Now()
 	}
 	if p.journal != nil {
-		p.journal.Settle(n, unanswered(err, rejected, n))
+		p.journal.Settle(n, Unanswered(err, rejected, n))
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()
@@ -89,18 +89,18 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	return true
 }
 
-// unanswered tells whether an export's records failed with no verdict of
+// Unanswered tells whether an export's records failed with no verdict of
 // the collector on them: no answer, a timeout, retryable statuses until
 // the time ran out. A journal keeps those for a later process to send; what
 // the collector acknowledged or refused for good it lets go.
-func unanswered(err error, rejected, n int) bool {
-	return err != nil && rejected == n && !Answered(err)
+func Unanswered(err error, rejected, n int) bool {
+	return err != nil && rejected == n && !answered(err)
 }
 
-// Answered tells whether an export error is the collector's own verdict on
+// answered tells whether an export error is the collector's own verdict on
 // the records, such as HTTP 400 or gRPC InvalidArgument: sending them again
 // would be refused again. It is told by an Answered method in err's chain.
-func Answered(err error) bool {
+func answered(err error) bool {
 	var a interface{ Answered() bool }
 	return errors.As(err, &a) && a.Answered()
 }

@@ -288,10 +288,14 @@ func parse(b []byte, keep bool) (*contents, error) {
 	return c, nil
 }
 
+// frameLen is the body length of the frame at off, its settled mark
+// taken off.
+func frameLen(b []byte, off int) int { return int(order.Uint32(b[off:]) &^ settledBit) }
+
 // readFrame reads the frame at off, and reports whether it is whole and
 // its checksum right. A frame that is not still gives its kind.
 func readFrame(b []byte, off int) (frame, bool) {
-	n := int(order.Uint32(b[off:]) &^ settledBit)
+	n := frameLen(b, off)
 	kind := order.Uint32(b[off+8:])
 	if n > len(b)-off-frameHead {
 		return frame{kind: kindFirst}, false

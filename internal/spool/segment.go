@@ -189,7 +189,7 @@ func (seg *segment) recordAt(i uint64) int {
 			}
 			seg.walkAt++
 		}
-		seg.walkOff = off + frameSize(int(order.Uint32(seg.mem[off:])&^settledBit))
+		seg.walkOff = off + frameSize(frameLen(seg.mem, off))
 	}
 }
 

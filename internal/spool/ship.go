@@ -395,7 +395,7 @@ func (sh *Shipper) export(file string, from uint64, body []byte, n int) (exporte
 	rejected, err := sh.cfg.Export.Call(sh.ctx, sh.cfg.ExportTimeout, body, n, sh.final())
 	if err != nil {
 		sh.setErr(err)
-		if rejected == n && !pipeline.Answered(err) {
+		if pipeline.Unanswered(err, rejected, n) {
 			return 0, 0, false
 		}
 		if rejected > 0 && sh.cfg.Say != nil {
