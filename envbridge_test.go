@@ -16,7 +16,7 @@ func bridgeEnv(t *testing.T) *lockedBuffer {
 	for _, k := range []string{EnvLevel, EnvLoggerNames, EnvExcludeLoggerNames, EnvIDFormat, EnvTraceBased, googleProjectEnv} {
 		t.Setenv(k, "")
 	}
-	warnedEnv.Clear()
+	told.Clear()
 	var out lockedBuffer
 	t.Cleanup(swapLossOutput(&out))
 	return &out

@@ -212,14 +212,19 @@ func envPrefixes(key string) []string {
 	return prefixes
 }
 
-// warnedEnv remembers the bad values told, so that a core built per
-// request tells each once.
-var warnedEnv sync.Map // string -> struct{}
-
 // warnEnv tells, once, that key's value v is ignored, and why.
 func warnEnv(key, v, why string) {
-	if _, seen := warnedEnv.LoadOrStore(key+"\x00"+v+"\x00"+why, struct{}{}); !seen {
-		fmt.Fprintf(lossOutput, "zaplens: %s=%q: %s; ignored, as if not set\n", key, v, why)
+	tellOnce(fmt.Sprintf("zaplens: %s=%q: %s; ignored, as if not set\n", key, v, why))
+}
+
+// told remembers the lines tellOnce wrote, so that a core built per
+// request tells each once.
+var told sync.Map // string -> struct{}
+
+// tellOnce writes line on the loss output the first time it is told.
+func tellOnce(line string) {
+	if _, seen := told.LoadOrStore(line, struct{}{}); !seen {
+		fmt.Fprint(lossOutput, line)
 	}
 }
 

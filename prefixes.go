@@ -3,7 +3,6 @@ package zaplens
 import (
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // A logger-name prefix matches a zap name and its children on "."
@@ -11,19 +10,11 @@ import (
 // misconfiguration: the bridge would send nothing, or keep nothing out. It
 // is told once, when the core is built, on the loss output.
 
-// warnedPrefixes remembers what was told, so that a core built per request
-// tells it once.
-var warnedPrefixes sync.Map // string -> struct{}
-
 // checkPrefixes tells, once each, of the prefixes that can match nothing.
 func checkPrefixes(option string, prefixes []string) {
 	for _, p := range prefixes {
-		why := unmatchable(p)
-		if why == "" {
-			continue
-		}
-		if _, seen := warnedPrefixes.LoadOrStore(option+"\x00"+p, struct{}{}); !seen {
-			fmt.Fprintf(lossOutput, "zaplens: %s(%q) can match no zap logger name: %s\n", option, p, why)
+		if why := unmatchable(p); why != "" {
+			tellOnce(fmt.Sprintf("zaplens: %s(%q) can match no zap logger name: %s\n", option, p, why))
 		}
 	}
 }

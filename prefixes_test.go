@@ -12,7 +12,7 @@ import (
 func TestUnmatchablePrefixesWarned(t *testing.T) {
 	var out lockedBuffer
 	defer swapLossOutput(&out)()
-	warnedPrefixes.Clear() // told once per process: a rerun (-count) starts afresh
+	told.Clear() // told once per process: a rerun (-count) starts afresh
 	for range 3 {
 		NewCore(WithLoggerName("http.", "*", "a..b", "ok", ""), WithoutLoggerName(".x"))
 	}
