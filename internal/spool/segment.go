@@ -160,8 +160,6 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 		return &os.PathError{Op: "rename", Path: tmp, Err: err}
 	}
 	seg.path = path
-	seg.first, seg.written, seg.decided, seg.kept, seg.sealed = 0, 0, 0, 0, false
-	clear(seg.hasScope)
 	return nil
 }
 
@@ -215,9 +213,14 @@ func (seg *segment) clear() error {
 	})
 }
 
-// prepare writes the header and the resource frame, and touches each page.
-// A fault in the mapping (the file cut, an I/O error) is an error here.
+// prepare writes the header and the resource frame, touches each page,
+// and starts the segment's state afresh, for a new file and for one taken
+// again alike. A fault in the mapping (the file cut, an I/O error) is an
+// error here.
 func (seg *segment) prepare(size, pid int, created int64, resource []byte) error {
+	seg.first, seg.written, seg.decided, seg.kept, seg.sealed = 0, 0, 0, 0, false
+	clear(seg.hasScope)
+	seg.walkOff, seg.walkAt = headerSize, 0 // its own records: see recordAt
 	return guardFault(func() {
 		mem := seg.mem
 		putHeader(mem, size, pid, created)

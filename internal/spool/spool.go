@@ -360,7 +360,6 @@ func (s *Spool) tellMade() {
 // install makes seg the active file.
 func (s *Spool) install(seg *segment) {
 	seg.first = s.written
-	seg.walkOff, seg.walkAt = headerSize, 0
 	s.segs = append(s.segs, seg)
 	s.active = seg
 }
