@@ -2,7 +2,6 @@ package spool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -112,7 +111,10 @@ func Open(cfg Config) (*Spool, error) {
 	var err error
 	if err = os.MkdirAll(cfg.Dir, 0o700); err == nil {
 		var seg *segment
-		if seg, err = s.make(); err == nil {
+		s.hmu.Lock()
+		name, _ := s.reserve() // the first file: the bound allows two at least
+		s.hmu.Unlock()
+		if seg, err = s.build(name); err == nil {
 			s.install(seg)
 		}
 	}
@@ -254,7 +256,12 @@ func (s *Spool) next() (seg *segment, full bool) {
 			dead = s.dead[0]
 			s.dead = s.dead[1:]
 		}
-		room, coming := s.files < s.maxFiles, s.coming > 0
+		var name string
+		room := false
+		if seg == nil && dead == nil {
+			name, room = s.reserve() // under the lock the housekeeper takes to make one
+		}
+		coming := s.coming > 0
 		s.hmu.Unlock()
 		s.kick()
 		switch {
@@ -265,14 +272,11 @@ func (s *Spool) next() (seg *segment, full bool) {
 				return seg, false
 			}
 		case room:
-			seg, err := s.make()
-			if err == nil {
-				return seg, false
-			}
-			if !errors.Is(err, errAtBound) {
+			seg, err := s.build(name)
+			if err != nil {
 				s.stepAside(err)
-				return nil, false
 			}
+			return seg, false
 		case len(s.held) > 0:
 			if seg = s.evict(); seg != nil {
 				return seg, false
@@ -530,19 +534,6 @@ func (s *Spool) say(format string, args ...any) {
 
 // makeFile makes a file; tests slow it down.
 var makeFile = makeSegment
-
-var errAtBound = errors.New("at the bound")
-
-// make makes a new file, within the bound; it counts it in files.
-func (s *Spool) make() (*segment, error) {
-	s.hmu.Lock()
-	name, ok := s.reserve()
-	s.hmu.Unlock()
-	if !ok {
-		return nil, errAtBound
-	}
-	return s.build(name)
-}
 
 // reserve counts a new file in files, within the bound, and names it; hmu
 // is held.
