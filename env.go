@@ -160,7 +160,7 @@ func (c *providerConfig) resolveOTLP() error {
 			h, k = map[string]string{}, ""
 		}
 		c.headers.put(h)
-		c.headersFrom = k
+		c.headersFrom, c.headersFromEnv = k, true
 	} else {
 		if c.headersFrom == "" {
 			c.headersFrom = "WithHeaders" // else the configuration file's setting
@@ -236,8 +236,8 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	}
 	if c.endpointFrom == "the default endpoint" {
 		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headersFrom)
-		if c.headersFrom == "WithHeaders" {
-			return err
+		if !c.headersFromEnv {
+			return err // an option's or the configuration file's: refused, not ignored
 		}
 		c.headers.value = nil
 		return c.triage(ignored(err))

@@ -78,26 +78,27 @@ func (s *setting[T]) put(v T) { s.value, s.set = v, true }
 
 // providerConfig is everything NewLoggerProvider resolves before building.
 type providerConfig struct {
-	exporterName  setting[string] // otlp, console or none
-	disabled      setting[bool]
-	endpoint      setting[string]
-	endpointFrom  string // the variable or option that set it, for messages
-	insecure      setting[bool]
-	headers       setting[map[string]string]
-	headersFrom   string // the variable or option that set them, for messages
-	tlsConfig     setting[*tls.Config]
-	compression   setting[string]
-	otlpTimeout   setting[time.Duration]
-	protocol      setting[string]
-	queueSize     setting[int] // records; bounds the queue only when set
-	queueBytes    setting[int]
-	requestBytes  setting[int]
-	batchSize     setting[int]
-	scheduleDelay setting[time.Duration]
-	exportTimeout setting[time.Duration]
-	attrCount     setting[int]
-	attrValueLen  setting[int]
-	warnings      []string // told once through the loss writer at start
+	exporterName   setting[string] // otlp, console or none
+	disabled       setting[bool]
+	endpoint       setting[string]
+	endpointFrom   string // the variable or option that set it, for messages
+	insecure       setting[bool]
+	headers        setting[map[string]string]
+	headersFrom    string // the variable or option that set them, for messages
+	headersFromEnv bool   // a variable set them: a bad use of them is ignored, not refused
+	tlsConfig      setting[*tls.Config]
+	compression    setting[string]
+	otlpTimeout    setting[time.Duration]
+	protocol       setting[string]
+	queueSize      setting[int] // records; bounds the queue only when set
+	queueBytes     setting[int]
+	requestBytes   setting[int]
+	batchSize      setting[int]
+	scheduleDelay  setting[time.Duration]
+	exportTimeout  setting[time.Duration]
+	attrCount      setting[int]
+	attrValueLen   setting[int]
+	warnings       []string // told once through the loss writer at start
 	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
 	// resource: its value could not be read.
 	skipResourceEnv bool
