@@ -248,15 +248,9 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
-	ctx, sc := r.ctx, r.sc
-	if ctx == nil {
-		ctx, sc = c.ctx, c.sc
-	}
+	ctx, sc := c.entryContext(r)
 	if c.b.cfg.traceBased.drops(ent.Level, &sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
-	}
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	// Asked here, with the entry's context, rather than in Check: a
 	// processor may decide by the span, or by the event name. A zaplens
@@ -277,20 +271,13 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	if !enabled && span == nil {
 		return
 	}
-	switch {
-	case !c.b.cfg.baggage.on:
-	case r.ctx == nil:
-		e.bag = append(e.bag, c.bag...) // the With context's, read once
-	default:
-		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
-	}
+	c.addBaggage(e, r, ctx)
 	// One record for both ways, so that a direct way that gives up
 	// partway leaves the general one nothing to build again. A span
 	// event needs the attributes, which only the general way makes.
 	var rec otlpwire.Record
 	if s.wire != nil {
-		setWireRecord(&rec, ent, sev, sc)
-		rec.EventName = event
+		setWireRecord(&rec, ent, sev, sc, event)
 		if span == nil && !r.nested && c.writeDirect(s.wire, e, &rec, ent, fields) {
 			return
 		}
@@ -312,6 +299,30 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	fillRecord(&lrec, ent, sev, e.err, attrs)
 	lrec.SetEventName(event)
 	c.b.emit(ctx, s.logger, &lrec)
+}
+
+// entryContext is the entry's context and span: its own, else With's;
+// never a nil context.
+func (c *Core) entryContext(r *entryRead) (context.Context, trace.SpanContext) {
+	switch {
+	case r.ctx != nil:
+		return r.ctx, r.sc
+	case c.ctx != nil:
+		return c.ctx, c.sc
+	}
+	return context.Background(), c.sc
+}
+
+// addBaggage adds to e the baggage WithBaggage asks for, of ctx, the
+// entry's context: With's read once, with the logger.
+func (c *Core) addBaggage(e *attrEncoder, r *entryRead, ctx context.Context) {
+	switch {
+	case !c.b.cfg.baggage.on:
+	case r.ctx == nil:
+		e.bag = append(e.bag, c.bag...)
+	default:
+		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
+	}
 }
 
 // convert converts the entry the general way, with e, and returns its

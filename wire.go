@@ -101,7 +101,8 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent 
 
 // setWireRecord makes rec, a zero Record, the entry's record but its
 // attributes.
-func setWireRecord(rec *otlpwire.Record, ent *zapcore.Entry, sev log.Severity, sc trace.SpanContext) {
+func setWireRecord(rec *otlpwire.Record, ent *zapcore.Entry, sev log.Severity, sc trace.SpanContext, event string) {
+	rec.EventName = event
 	rec.Time = ent.Time
 	rec.Observed = ent.Time // zap read the clock a moment ago: no need to again
 	if ent.Time.IsZero() {

@@ -17,43 +17,31 @@ import (
 	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
+// wireHead is the entry's record but its fields, and its baggage in e, as
+// Core.write makes them, with the same functions.
+func wireHead(c *Core, e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) otlpwire.Record {
+	r := readEntry(fields)
+	ctx, sc := c.entryContext(&r)
+	c.addBaggage(e, &r, ctx)
+	var rec otlpwire.Record
+	setWireRecord(&rec, ent, severity(ent.Level), sc, c.eventName(&r))
+	return rec
+}
+
 // generalBytes is the record the general way writes for the entry: the
 // conversion to attributes, made unique, then AppendRecord.
 func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
 	e := getEncoder()
 	defer putEncoder(e)
-	var rec otlpwire.Record
-	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
-	r := readEntry(fields)
-	rec.EventName = c.eventName(&r)
-	entryBaggage(c, e, fields)
+	rec := wireHead(c, e, &ent, fields)
 	return otlpwire.AppendRecord(nil, &rec, c.convert(e, &ent, fields), lim)
-}
-
-// entryBaggage reads the entry's baggage into e, as Core.write does.
-func entryBaggage(c *Core, e *attrEncoder, fields []zapcore.Field) {
-	if !c.b.cfg.baggage.on {
-		return
-	}
-	ctx := readEntry(fields).ctx
-	if ctx == nil {
-		ctx = c.ctx
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	e.bag = c.b.cfg.baggage.append(e.bag, ctx)
 }
 
 // directBytes is the record the direct way writes, if it takes the entry.
 func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
 	e := getEncoder()
 	defer putEncoder(e)
-	var rec otlpwire.Record
-	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
-	r := readEntry(fields)
-	rec.EventName = c.eventName(&r)
-	entryBaggage(c, e, fields)
+	rec := wireHead(c, e, &ent, fields)
 	b, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim)
 	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
 		panic("appendDirect left its scratch encoder dirty")
@@ -67,11 +55,7 @@ func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwir
 func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
 	e := getEncoder()
 	defer putEncoder(e)
-	var rec otlpwire.Record
-	setWireRecord(&rec, &ent, severity(ent.Level), c.sc)
-	r := readEntry(fields)
-	rec.EventName = c.eventName(&r)
-	entryBaggage(c, e, fields)
+	rec := wireHead(c, e, &ent, fields)
 	if _, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim); ok {
 		return nil
 	}
