@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of docs/performance.md and prints its tables:
+# Runs the benchmarks of docs/performance.md and prints the tables of its
+# pages (docs/benchmark-results.md, docs/benchmark-call-time.md,
+# docs/benchmark-own-provider.md; the method: docs/benchmark-method.md):
 #
 #   - BenchmarkCall: the logging call (Info, 5 fields and a context) through
 #     each contender on its own default pipeline, exporting over OTLP/gRPC to

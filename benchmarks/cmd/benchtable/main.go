@@ -1,5 +1,7 @@
 // Command benchtable turns benchstat's CSV output for the benchmarks of this
-// module into the Markdown tables of docs/performance.md: by default one row
+// module into the Markdown tables of docs/benchmark-results.md,
+// docs/benchmark-call-time.md and docs/benchmark-own-provider.md (the pages
+// docs/performance.md sums up): by default one row
 // per workload of BenchmarkLine or BenchmarkLever with every contender's
 // time, bytes and allocations per line and zaplens's ratios to the official
 // bridge and to zap alone; with -call, one row per measure of BenchmarkCall
