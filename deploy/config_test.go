@@ -387,12 +387,6 @@ func TestGatewayDoesWhatTheDocsSay(t *testing.T) {
 		t.Errorf("VL-Stream-Fields %q: name the fields that identify a source, without process.pid", streamFields)
 	}
 
-	// Elasticsearch in the otel mapping mode.
-	es := cfg.Exporters[component.MustNewID("elasticsearch")].(*esConfig)
-	if es.Mapping.Mode != "otel" {
-		t.Errorf("elasticsearch mapping::mode %q; want otel", es.Mapping.Mode)
-	}
-
 	// Every exporter queues on disk, in the file_storage extension the
 	// service starts.
 	conf := gatewayConf(t)

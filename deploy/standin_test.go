@@ -144,7 +144,9 @@ func newESConfig() component.Config {
 // esMappingModes are the modes the exporter knows; since v0.145 it maps
 // every document in otel mode whatever this says (the mode comes from the
 // X-Elastic-Mapping-Mode client metadata or the elastic.mapping.mode scope
-// attribute), so a shipped configuration that names another mode is wrong.
+// attribute). The exporter loads another mode and ignores it; Validate
+// refuses it, a rule of ours rather than the exporter's, because a shipped
+// configuration that names a mode it does not get misleads its reader.
 var esMappingModes = []string{"otel", "ecs", "none", "no", "raw", "bodymap"}
 
 func (c *esConfig) Validate() error {
