@@ -13,7 +13,9 @@ import (
 // 5 fields and a context) through each contender's tee over the user's
 // JSON core, each bridge on its own default pipeline exporting over
 // OTLP/gRPC to cmd/otlpsink in another process:
-// BenchmarkCall/bridge=NAME.
+// BenchmarkCall/bridge=NAME. bridge=zaplens-noids is zaplens with the ids
+// left out of the JSON core's line, the official bridge's output: like for
+// like, what zaplens's bridge costs beside the ids it prints.
 //
 // ns/op, B/op and allocs/op are testing's own, over the loop: the wall time
 // of a call, and the allocations of the whole process while the loop runs
@@ -49,7 +51,7 @@ import (
 //
 // With ZAPLENS_BENCH_HEAP=0 the heap pass is left out, and peak-heap-MiB
 // with it: for a count of instructions per line under valgrind (see
-// docs/performance.md), where the sampler, woken by the clock, would run
+// docs/costs.md), where the sampler, woken by the clock, would run
 // fifty times as often per line.
 //
 // With ZAPLENS_BENCH_HTTP=1 zaplens sends over OTLP/HTTP (protobuf) to the
@@ -72,7 +74,7 @@ func BenchmarkCall(b *testing.B) {
 	if pauseSink {
 		cfg.officialQueue = benchLines(b)
 	}
-	for _, name := range pipelineNames {
+	for _, name := range append(pipelineNames, "zaplens-noids") {
 		b.Run("bridge="+name, func(b *testing.B) {
 			b.ReportAllocs()
 			s := startSink(b)

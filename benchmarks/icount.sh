@@ -12,7 +12,7 @@
 # (whose GC is left out here; count allocations with -benchmem) costs more
 # than its count says. But the count does not move
 # with the machine's neighbours, so it settles a change of 50 ns that
-# timing on a shared two-core VM cannot (docs/performance.md).
+# timing on a shared two-core VM cannot (docs/benchmark-call-time.md).
 #
 #   go test -c -o /tmp/root.test . && benchmarks/icount.sh /tmp/root.test 'CallParts/zap-alone$'
 #   (cd benchmarks && go test -c -o /tmp/bench.test .) &&

@@ -80,10 +80,12 @@ func startPipeline(tb testing.TB, name string, s *sink, cfg pipelineConfig) pipe
 			shutdown: p.Shutdown,
 			lost:     noLoss, // the SDK drops without a count a program can read
 		}
-	case "zaplens", "zaplens-spool":
+	case "zaplens", "zaplens-spool", "zaplens-noids":
 		// zaplens.NewTee over the same core on zaplens.NewLoggerProvider's
 		// own pipeline with its defaults, told only where the receiver is;
-		// with the spool on, in a directory of the test's.
+		// with the spool on, in a directory of the test's. zaplens-noids
+		// leaves the ids out of the JSON core's line (WithIDFormat(nil)):
+		// the same output as the official bridge's tee, which prints none.
 		opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + endpoint)}
 		if cfg.http {
 			opts = []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + s.OTLPHTTP), zaplens.WithProtocol("http/protobuf")}
@@ -95,9 +97,13 @@ func startPipeline(tb testing.TB, name string, s *sink, cfg pipelineConfig) pipe
 		if err != nil {
 			tb.Fatal(err)
 		}
+		topts := []zaplens.Option{zaplens.WithLoggerProvider(p)}
+		if name == "zaplens-noids" {
+			topts = append(topts, zaplens.WithIDFormat(nil))
+		}
 		return pipeline{
 			name:     name,
-			logger:   newLogger(zaplens.NewTee(newBaseCore(), zaplens.WithLoggerProvider(p))),
+			logger:   newLogger(zaplens.NewTee(newBaseCore(), topts...)),
 			ctx:      zaplens.Context,
 			shutdown: p.Shutdown,
 			lost: func() (int64, bool) {
@@ -125,7 +131,7 @@ func (p pipeline) stop(tb testing.TB) {
 // holds, every line to the sink, and no more.
 func TestPipelinesDeliver(t *testing.T) {
 	const lines = 1000
-	for _, name := range append(pipelineNames[1:], "zaplens-spool") {
+	for _, name := range append(pipelineNames[1:], "zaplens-spool", "zaplens-noids") {
 		t.Run(name, func(t *testing.T) {
 			s := startSink(t)
 			p := startPipeline(t, name, s, pipelineConfig{officialQueue: 2 * lines})

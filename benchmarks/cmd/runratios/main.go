@@ -18,22 +18,27 @@ import (
 	"github.com/zaplens/zaplens/benchmarks/internal/benchraw"
 )
 
-// A ratio is zaplens's value of one measure over another contender's.
+// A ratio is a zaplens contender's value of one measure over another
+// contender's.
 type ratio struct {
-	name          string
-	unit, against string
-	againstUnit   string
+	name        string
+	mine, unit  string
+	against     string
+	againstUnit string
 }
 
 var callRatios = []ratio{
-	{"CPU per line, over zap alone's", "cpu-ns/op", "zap", "cpu-ns/op"},
-	{"CPU per delivered line, over the official bridge's", "cpu-ns/delivered", "official", "cpu-ns/delivered"},
-	{"the caller's own CPU, over zap alone's", "caller-cpu-ns/op", "zap", "caller-cpu-ns/op"},
+	{"CPU per line, over zap alone's", "zaplens", "cpu-ns/op", "zap", "cpu-ns/op"},
+	{"CPU per delivered line, over the official bridge's", "zaplens", "cpu-ns/delivered", "official", "cpu-ns/delivered"},
+	{"the caller's own CPU, over zap alone's", "zaplens", "caller-cpu-ns/op", "zap", "caller-cpu-ns/op"},
+	// Like for like: the official bridge's tee prints no ids.
+	{"without the ids in the JSON line, CPU per delivered line, over the official bridge's", "zaplens-noids", "cpu-ns/delivered", "official", "cpu-ns/delivered"},
+	{"without the ids in the JSON line, CPU per line, over zap alone's", "zaplens-noids", "cpu-ns/op", "zap", "cpu-ns/op"},
 }
 
 var busyRatios = []ratio{
-	{"CPU per delivered line, over the official bridge's", "cpu-ns/delivered", "official", "cpu-ns/delivered"},
-	{"CPU per line, over zap alone's", "cpu-ns/line", "zap", "cpu-ns/line"},
+	{"CPU per delivered line, over the official bridge's", "zaplens", "cpu-ns/delivered", "official", "cpu-ns/delivered"},
+	{"CPU per line, over zap alone's", "zaplens", "cpu-ns/line", "zap", "cpu-ns/line"},
 }
 
 func main() {
@@ -52,7 +57,7 @@ func main() {
 		fmt.Println(name)
 		for _, row := range sortedRows(runs, ratios[0].unit) {
 			for _, r := range ratios {
-				mine, theirs := runs[r.unit][row]["zaplens"], runs[r.againstUnit][row][r.against]
+				mine, theirs := runs[r.unit][row][r.mine], runs[r.againstUnit][row][r.against]
 				if len(mine) == 0 || len(mine) != len(theirs) {
 					continue // a contender missing from a run: no pairs
 				}
