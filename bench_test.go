@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,4 +225,37 @@ func emitBenchRecord() log.Record {
 		attribute.KeyValue{Key: "model", Value: attribute.MapValue(attribute.String("name", "gpt"), attribute.Int("layers", 24))},
 		attribute.KeyValue{Key: "ranks", Value: attribute.SliceValue(attribute.IntValue(0), attribute.IntValue(1))})
 	return r
+}
+
+// BenchmarkScope measures finding a logger name's scope, which every
+// bridged entry does: one name, two names in turn, and in parallel each
+// goroutine its own name, where the last-found cache is written by every
+// goroutine in turn.
+func BenchmarkScope(b *testing.B) {
+	c := NewCore(WithLoggerProvider(discardProvider{}))
+	names := []string{"megatron.training", "megatron.data", "rank.0", "rank.1", "rank.2", "rank.3", "rank.4", "rank.5"}
+	for _, n := range names {
+		c.b.scope(n)
+	}
+	b.Run("one-name", func(b *testing.B) {
+		for b.Loop() {
+			c.b.scope(names[0])
+		}
+	})
+	b.Run("two-names-in-turn", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			c.b.scope(names[i&1])
+			i++
+		}
+	})
+	b.Run("parallel-own-name", func(b *testing.B) {
+		var next atomic.Int32
+		b.RunParallel(func(pb *testing.PB) {
+			name := names[int(next.Add(1))%len(names)]
+			for pb.Next() {
+				c.b.scope(name)
+			}
+		})
+	})
 }

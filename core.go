@@ -406,7 +406,10 @@ var noScope scope
 // scope returns the cached scope of a logger name, creating it on first use.
 // The scope found last is tried first: a string compare where the name is
 // the last one's, as it is for a program's few loggers in a loop, in place
-// of a map lookup. It is stored only when it changes.
+// of a map lookup. It is stored only when it changes. BenchmarkScope
+// (benchmarks/results/scope-cache.txt): 4 ns against the map's 11 for one
+// name, 4.5 against 6 with two goroutines each on its own name, and 15
+// against 10 for two names strictly in turn, the one case it loses.
 func (b *bridge) scope(name string) *scope {
 	if l := b.last.Load(); l != nil && l.name == name {
 		return &l.scope
