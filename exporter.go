@@ -129,7 +129,7 @@ func (shutDownError) Unwrap() error { return transport.ErrClosed }
 // warn tells the first failure of each cause at once, with what to do
 // about it, if anything: a cause with no advice of its own is told bare.
 func (x *otlpExporter) warn(cause transport.Cause, err error, hint string) {
-	if cause == transport.Other && hint == transport.Other.Hint(x.endpoint) {
+	if hint == "" {
 		x.p.reporter.warnOnce(cause, fmt.Errorf("export to %s failed: %w", x.endpoint, err))
 		return
 	}

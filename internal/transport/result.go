@@ -82,11 +82,12 @@ func (c Cause) String() string {
 
 // Hint returns one sentence a user can act on for this cause, naming
 // endpoint (the configured endpoint, passed through Sanitize with no
-// secrets), or "" for Delivered.
+// secrets), or "" for Delivered and for a cause with no advice of its own
+// (Other: the error says why).
 func (c Cause) Hint(endpoint string) string {
 	ep := Sanitize(endpoint, nil)
 	switch c {
-	case Delivered:
+	case Delivered, Other:
 		return ""
 	case Refused:
 		return "nothing listens at " + ep + " (connection refused, no route or unknown host): start the collector or correct the endpoint"
@@ -111,7 +112,7 @@ func (c Cause) Hint(endpoint string) string {
 	case Unavailable:
 		return "the collector at " + ep + " stayed unavailable or overloaded through every retry: check its health and capacity"
 	}
-	return "the export failed: the error says why"
+	return ""
 }
 
 // RetryHint is Hint for a failed attempt that will be retried: for a

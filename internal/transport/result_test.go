@@ -27,9 +27,10 @@ func TestCauseHint(t *testing.T) {
 	if h := Delivered.Hint("x:1"); h != "" {
 		t.Errorf("Delivered hint %q", h)
 	}
-	for c := Refused; c <= Other+1; c++ {
+	for c := Refused; c <= ProtocolMismatch+1; c++ {
 		h := c.Hint("collector:4317")
-		if h == "" || strings.Contains(h, "\n") {
+		advice := c != Other && c <= ProtocolMismatch // Other's error says why
+		if (h != "") != advice || strings.Contains(h, "\n") {
 			t.Errorf("%v: hint %q", c, h)
 		}
 	}
