@@ -119,19 +119,32 @@ type discardProvider struct{ embedded.LoggerProvider }
 
 func (discardProvider) Logger(string, ...log.LoggerOption) log.Logger { return discardLogger{} }
 
-// The bridge's own share of an entry: nothing for filtered entries, nothing
-// for up to five fields with a context.
-func TestAllocations(t *testing.T) {
+// skipAllocsUnderRace skips an allocation test under the race detector,
+// whose counts are meaningless.
+func skipAllocsUnderRace(t *testing.T) {
+	t.Helper()
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
+}
+
+// fiveFieldsAndContext is the allocation tests' line: ctx and five
+// fields.
+func fiveFieldsAndContext(ctx context.Context) []zap.Field {
+	return []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
+		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
+}
+
+// The bridge's own share of an entry: nothing for filtered entries, nothing
+// for up to five fields with a context.
+func TestAllocations(t *testing.T) {
+	skipAllocsUnderRace(t)
 	ctx, _ := spanContext(t)
 	bridge := zap.New(NewCore(WithLoggerProvider(discardProvider{}), WithLoggerName("megatron")))
 	other := bridge.Named("other")
 	named := bridge.Named("megatron.training")
 	tee := zap.New(NewTee(zapcore.NewNopCore(), WithLoggerProvider(discardProvider{})))
-	fields := []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
-		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
+	fields := fiveFieldsAndContext(ctx)
 	for _, tc := range []struct {
 		name string
 		log  func()
@@ -448,17 +461,25 @@ func TestSyncKeepsItsBound(t *testing.T) {
 	}
 }
 
-// An error handler that logs through the bridged logger must not recurse
-// without end: the SDK calls it on the emitting goroutine.
-func TestErrorHandlerPointedBack(t *testing.T) {
+// pointedBack is a logger whose every record fails to export, on an SDK
+// provider, with OTel's error handler pointed back at it: handle is given
+// the logger and each error. The loss output is swallowed; both are put
+// back when the test ends.
+func pointedBack(t *testing.T, handle func(logger *zap.Logger, err error)) (*Core, *zap.Logger) {
 	var out lockedBuffer
-	defer swapLossOutput(&out)()
+	t.Cleanup(swapLossOutput(&out))
 	failing := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(failExporter{})))
 	core := NewCore(WithLoggerProvider(failing))
 	logger := zap.New(core)
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { logger.Error("otel", zap.Error(err)) }))
-	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { handle(logger, err) }))
+	t.Cleanup(func() { otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {})) })
+	return core, logger
+}
 
+// An error handler that logs through the bridged logger must not recurse
+// without end: the SDK calls it on the emitting goroutine.
+func TestErrorHandlerPointedBack(t *testing.T) {
+	core, logger := pointedBack(t, func(l *zap.Logger, err error) { l.Error("otel", zap.Error(err)) })
 	before := BridgeLost()
 	logger.Info("first")
 	if core.Lost() == 0 {
@@ -681,14 +702,7 @@ func TestSeverityOfCustomLevels(t *testing.T) {
 // The same, from an error handler that logs back from deep in its own
 // calls: the guard looks at the whole stack, whatever its depth.
 func TestErrorHandlerPointedBackFromDeep(t *testing.T) {
-	var out lockedBuffer
-	defer swapLossOutput(&out)()
-	failing := sdklog.NewLoggerProvider(sdklog.WithProcessor(sdklog.NewSimpleProcessor(failExporter{})))
-	core := NewCore(WithLoggerProvider(failing))
-	logger := zap.New(core)
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { deepLog(200, logger, err) }))
-	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
-
+	core, logger := pointedBack(t, func(l *zap.Logger, err error) { deepLog(200, l, err) })
 	logger.Info("first")
 	if core.Lost() == 0 {
 		t.Errorf("the recursion was not cut")

@@ -132,11 +132,7 @@ func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = p.ourP.Shutdown(ctx)
-	})
+	tb.Cleanup(func() { _ = shutdownWithin(p.ourP, 5*time.Second) })
 	return p
 }
 
@@ -154,11 +150,7 @@ func newDiffSDKProvider(tb testing.TB, addr string, setup diffSetup) *sdklog.Log
 	}
 	opts = append(opts, sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
 	lp := sdklog.NewLoggerProvider(append(opts, setup.sdk...)...)
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = lp.Shutdown(ctx)
-	})
+	tb.Cleanup(func() { _ = shutdownWithin(lp, 5*time.Second) })
 	return lp
 }
 
@@ -196,6 +188,34 @@ func diffTake(s *otlpServer) []*logpb.ResourceLogs {
 	r := s.received
 	s.received = nil
 	return r
+}
+
+// drive gives each side, the SDK's first, the two bridges of
+// newDiffBridges on its provider, each with a clock of its own, and syncs
+// them once script has logged: the same input to both sides. It returns
+// what each side's tee base printed.
+func (p *diffPair) drive(script func(b diffBridges, provider log.LoggerProvider)) (bases []string) {
+	for _, s := range p.sides() {
+		b := newDiffBridges(s.provider, newDiffClock())
+		script(b, s.provider)
+		_ = b.core.Sync()
+		_ = b.tee.Sync()
+		bases = append(bases, b.base.buf.String())
+	}
+	return bases
+}
+
+// compare flushes both sides, takes what each receiver got and compares
+// the two (diffCompare, with the records sent from from on). It returns
+// how many records it compared, the report of the differences ("" when
+// there are none) and what our receiver got.
+func (p *diffPair) compare(tb testing.TB, from time.Time, bridged func(*commonpb.InstrumentationScope) bool) (n int, report string, ours []*logpb.ResourceLogs) {
+	tb.Helper()
+	p.flush(tb)
+	end := time.Now()
+	sdk, ours := p.take()
+	n, report = diffCompare(sdk, ours, from, end, bridged)
+	return n, report, ours
 }
 
 // diffClock is zap's clock for one side: both sides see the same times,
@@ -283,25 +303,15 @@ func TestWireMatchesSDK(t *testing.T) {
 	cleanEnv(t)
 	pair := newDiffPair(t)
 	spans := newDiffSpans(t)
-	var bases []string
-	for _, s := range pair.sides() {
-		b := newDiffBridges(s.provider, newDiffClock())
+	bases := pair.drive(func(b diffBridges, p log.LoggerProvider) {
 		diffScript(b.core, spans)
 		diffScript(b.tee, spans)
-		diffDirect(s.provider, spans)
-		_ = b.core.Sync()
-		_ = b.tee.Sync()
-		bases = append(bases, b.base.buf.String())
-	}
-	pair.flush(t)
-	end := time.Now()
-	sdk, ours := pair.take()
+		diffDirect(p, spans)
+	})
+	n, report, _ := pair.compare(t, pair.start, diffBridgedScope)
 	if bases[0] != bases[1] {
 		t.Errorf("the two sides' base cores printed different lines: the input was not the same\n%s", diffLines(bases[0], bases[1]))
 	}
-	n, report := diffCompare(sdk, ours, pair.start, end, func(s *commonpb.InstrumentationScope) bool {
-		return s.GetVersion() == "" && !strings.HasPrefix(s.GetName(), "direct")
-	})
 	if report != "" {
 		t.Fatal(report)
 	}
@@ -309,6 +319,13 @@ func TestWireMatchesSDK(t *testing.T) {
 		t.Fatalf("only %d records compared", n)
 	}
 	t.Logf("%d records compared, equal", n)
+}
+
+// diffBridgedScope tells the scopes of diffScript's records, which came
+// through the bridge, from those of the records diffDirect emits (under a
+// version, or named direct...).
+func diffBridgedScope(s *commonpb.InstrumentationScope) bool {
+	return s.GetVersion() == "" && !strings.HasPrefix(s.GetName(), "direct")
 }
 
 // diffScript logs the same entries to whichever side l belongs to: every

@@ -124,9 +124,7 @@ func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
 			t.Errorf("a production DPanic took %v", d)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_ = p.Shutdown(ctx)
+	_ = shutdownWithin(p, 100*time.Millisecond)
 
 	exp2 := &memExporter{}
 	p2 := newTestProvider(t, withExporter(exp2), WithScheduleDelay(time.Hour))

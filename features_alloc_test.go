@@ -12,9 +12,7 @@ import (
 // member of a With context's baggage (at most five attributes, so that
 // log.Record needs no more room than it has).
 func TestFeatureAllocations(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
+	skipAllocsUnderRace(t)
 	ctx, _ := spanContext(t)
 	bagCtx := withTestBaggage(t, ctx, "tenant", "acme", "session", "s-42")
 	fields := func(more ...zap.Field) []zap.Field {

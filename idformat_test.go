@@ -290,12 +290,9 @@ func TestPanickingIDFormat(t *testing.T) {
 // rendered once per span. Base is zap's JSON core, so the figure is the
 // whole line's, base and bridge.
 func TestAllocationsIDFormats(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
+	skipAllocsUnderRace(t)
 	ctx, _ := spanContext(t)
-	fields := []zap.Field{Context(ctx), zap.Int("step", 1), zap.Float64("loss", 0.5),
-		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
+	fields := fiveFieldsAndContext(ctx)
 	otherCtx, _ := unsampledSpanContext(t)
 	other := append([]zap.Field{Context(otherCtx)}, fields[1:]...)
 	for _, f := range formatOptions {

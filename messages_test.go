@@ -45,11 +45,7 @@ func TestFlushTimeoutMessage(t *testing.T) {
 	exp := &memExporter{block: make(chan struct{})}
 	defer close(exp.block)
 	p := newTestProvider(t, withExporter(exp), WithExportTimeout(time.Second))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-	}()
+	defer shutdownWithin(p, 50*time.Millisecond)
 	emit(p, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()

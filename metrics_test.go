@@ -53,6 +53,19 @@ func meterReader(t *testing.T, via metricsVia) (*sdkmetric.ManualReader, Provide
 	return reader, WithMeterProvider(mp)
 }
 
+// eachVia runs test as a subtest once per way of turning the metrics on,
+// in a clean environment, with the reader that collects them and the
+// option, if any, for the provider.
+func eachVia(t *testing.T, test func(t *testing.T, reader *sdkmetric.ManualReader, opt ProviderOption)) {
+	for _, via := range []metricsVia{viaVariable, viaOption} {
+		t.Run(via.String(), func(t *testing.T) {
+			cleanEnv(t)
+			reader, opt := meterReader(t, via)
+			test(t, reader, opt)
+		})
+	}
+}
+
 // reading is one collection of a provider's metrics.
 type reading struct {
 	created                 int64
@@ -309,92 +322,80 @@ func flush(t *testing.T, p *LoggerProvider) error {
 // After a burst to a healthy collector, every record is created,
 // processed and exported, and the metrics say so as Stats does.
 func TestMetricsHealthyBurst(t *testing.T) {
-	for _, via := range []metricsVia{viaVariable, viaOption} {
-		t.Run(via.String(), func(t *testing.T) {
-			cleanEnv(t)
-			reader, opt := meterReader(t, via)
-			srv := startOTLPServer(t, "127.0.0.1:0")
-			p := newTestProvider(t, WithEndpoint("http://"+srv.addr), opt)
-			r := collect(t, reader)
-			checkStats(t, r, p.Stats())
-			if r.created != 0 || r.processedBy["queue_full"] != 0 || len(r.metrics) != 6 {
-				t.Errorf("before any record: %+v", r)
-			}
-			emit(p, 5000)
-			if err := flush(t, p); err != nil {
-				t.Fatal(err)
-			}
-			r, s := collectGRPC(t, reader, p, srv.addr)
-			if s != (Stats{Emitted: 5000, Exported: 5000}) || r.dropped()+r.failed() != 0 || r.size != 0 || r.cap <= 0 {
-				t.Errorf("stats %v, reading %+v", s, r)
-			}
-			if err := p.Shutdown(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			// A provider shut down but held still reports its counts.
-			collectGRPC(t, reader, p, srv.addr)
-		})
-	}
+	eachVia(t, func(t *testing.T, reader *sdkmetric.ManualReader, opt ProviderOption) {
+		srv := startOTLPServer(t, "127.0.0.1:0")
+		p := newTestProvider(t, WithEndpoint("http://"+srv.addr), opt)
+		r := collect(t, reader)
+		checkStats(t, r, p.Stats())
+		if r.created != 0 || r.processedBy["queue_full"] != 0 || len(r.metrics) != 6 {
+			t.Errorf("before any record: %+v", r)
+		}
+		emit(p, 5000)
+		if err := flush(t, p); err != nil {
+			t.Fatal(err)
+		}
+		r, s := collectGRPC(t, reader, p, srv.addr)
+		if s != (Stats{Emitted: 5000, Exported: 5000}) || r.dropped()+r.failed() != 0 || r.size != 0 || r.cap <= 0 {
+			t.Errorf("stats %v, reading %+v", s, r)
+		}
+		if err := p.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		// A provider shut down but held still reports its counts.
+		collectGRPC(t, reader, p, srv.addr)
+	})
 }
 
 // A burst that overflows the queue: the drops are processed with
 // error.type queue_full; a record the stopped pipeline refuses, with
 // already_shutdown.
 func TestMetricsQueueOverflow(t *testing.T) {
-	for _, via := range []metricsVia{viaVariable, viaOption} {
-		t.Run(via.String(), func(t *testing.T) {
-			cleanEnv(t)
-			reader, opt := meterReader(t, via)
-			srv := startOTLPServer(t, "127.0.0.1:0")
-			p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithQueueBytes(32<<10), opt)
-			emit(p, 20000)
-			checkAddsUp(t, collect(t, reader))
-			if err := flush(t, p); err != nil {
-				t.Fatal(err)
-			}
-			r, s := collectGRPC(t, reader, p, srv.addr)
-			if s.Dropped == 0 || r.processedBy["queue_full"] != int64(s.Dropped) || s.Exported+s.Dropped != 20000 {
-				t.Errorf("stats %v, processed by error %v", s, r.processedBy)
-			}
+	eachVia(t, func(t *testing.T, reader *sdkmetric.ManualReader, opt ProviderOption) {
+		srv := startOTLPServer(t, "127.0.0.1:0")
+		p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithQueueBytes(32<<10), opt)
+		emit(p, 20000)
+		checkAddsUp(t, collect(t, reader))
+		if err := flush(t, p); err != nil {
+			t.Fatal(err)
+		}
+		r, s := collectGRPC(t, reader, p, srv.addr)
+		if s.Dropped == 0 || r.processedBy["queue_full"] != int64(s.Dropped) || s.Exported+s.Dropped != 20000 {
+			t.Errorf("stats %v, processed by error %v", s, r.processedBy)
+		}
 
-			_ = p.Shutdown(context.Background()) // a DeliveryError: the drops
-			// The provider's loggers are off now; a record that reaches the
-			// pipeline anyway (one racing with Shutdown) is refused.
-			p.pipe.Enqueue(0, []byte{}, false)
-			r, _ = collectGRPC(t, reader, p, srv.addr)
-			if r.processedBy["already_shutdown"] != 1 || r.processedBy["queue_full"] != int64(s.Dropped) {
-				t.Errorf("after the stop: processed by error %v", r.processedBy)
-			}
-		})
-	}
+		_ = p.Shutdown(context.Background()) // a DeliveryError: the drops
+		// The provider's loggers are off now; a record that reaches the
+		// pipeline anyway (one racing with Shutdown) is refused.
+		p.pipe.Enqueue(0, []byte{}, false)
+		r, _ = collectGRPC(t, reader, p, srv.addr)
+		if r.processedBy["already_shutdown"] != 1 || r.processedBy["queue_full"] != int64(s.Dropped) {
+			t.Errorf("after the stop: processed by error %v", r.processedBy)
+		}
+	})
 }
 
 // With the collector down, the records fail: exported with error.type
 // refused, the duration with the gRPC status and error.type.
 func TestMetricsCollectorDown(t *testing.T) {
-	for _, via := range []metricsVia{viaVariable, viaOption} {
-		t.Run(via.String(), func(t *testing.T) {
-			cleanEnv(t)
-			reader, opt := meterReader(t, via)
-			addr := freeAddr(t)
-			p := newTestProvider(t, WithEndpoint("http://"+addr), opt)
-			emit(p, 1000)
-			if err := flush(t, p); err == nil {
-				t.Error("flush to a collector that is down reported no error")
-			}
-			r, s := collectGRPC(t, reader, p, addr)
-			if s.Failed != 1000 || r.exportedBy["refused"] != 1000 || r.exported != 0 {
-				t.Errorf("stats %v, exported by error %v", s, r.exportedBy)
-			}
-			refused := attribute.NewSet(append(r.exporterKVs(t),
-				semconv.RPCResponseStatusCode("UNAVAILABLE"), semconv.ErrorTypeKey.String("refused"))...)
-			if dp, ok := r.durations[refused.Equivalent()]; !ok || dp.Count == 0 {
-				t.Errorf("no duration with %v: %v", refused.ToSlice(), r.durations)
-			}
-			_ = p.Shutdown(context.Background())
-			checkStats(t, collect(t, reader), p.Stats())
-		})
-	}
+	eachVia(t, func(t *testing.T, reader *sdkmetric.ManualReader, opt ProviderOption) {
+		addr := freeAddr(t)
+		p := newTestProvider(t, WithEndpoint("http://"+addr), opt)
+		emit(p, 1000)
+		if err := flush(t, p); err == nil {
+			t.Error("flush to a collector that is down reported no error")
+		}
+		r, s := collectGRPC(t, reader, p, addr)
+		if s.Failed != 1000 || r.exportedBy["refused"] != 1000 || r.exported != 0 {
+			t.Errorf("stats %v, exported by error %v", s, r.exportedBy)
+		}
+		refused := attribute.NewSet(append(r.exporterKVs(t),
+			semconv.RPCResponseStatusCode("UNAVAILABLE"), semconv.ErrorTypeKey.String("refused"))...)
+		if dp, ok := r.durations[refused.Equivalent()]; !ok || dp.Count == 0 {
+			t.Errorf("no duration with %v: %v", refused.ToSlice(), r.durations)
+		}
+		_ = p.Shutdown(context.Background())
+		checkStats(t, collect(t, reader), p.Stats())
+	})
 }
 
 // exporterKVs are the exporter's attributes as the inflight metric has them.
@@ -595,9 +596,7 @@ func TestMetricsLeaveWithTheProvider(t *testing.T) {
 // Metrics on cost the logging call no allocation. (Its time is for
 // BenchmarkMetricsCall: see the README.)
 func TestAllocationsMetrics(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
+	skipAllocsUnderRace(t)
 	cleanEnv(t)
 	ctx, _ := spanContext(t)
 	fields := caseOneFields(ctx)

@@ -16,6 +16,17 @@ import (
 // loopback; the integration module repeats the important ones against the
 // Collector's own receiver.
 
+// emitAndShutdown makes a provider from the environment, emits n records
+// to it and shuts it down, failing the test on Shutdown's error.
+func emitAndShutdown(t *testing.T, n int) {
+	t.Helper()
+	p := newTestProvider(t)
+	emit(p, n)
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOTLPDeliversBurstInFull(t *testing.T) {
 	cleanEnv(t)
 	srv := startOTLPServer(t, "127.0.0.1:0")
@@ -31,9 +42,7 @@ func TestOTLPDeliversBurstInFull(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
+	if err := shutdownWithin(p, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	s := p.Stats()
@@ -58,11 +67,7 @@ func TestOTLPLogsVariablesWinAndResourceArrives(t *testing.T) {
 	t.Setenv("WORLD_SIZE", "8")
 	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "3")
 	t.Setenv("OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "2")
-	p := newTestProvider(t)
-	emit(p, 1)
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	emitAndShutdown(t, 1)
 	rls := srv.resources()
 	if len(rls) != 1 {
 		t.Fatalf("got %d resource logs", len(rls))
@@ -98,11 +103,7 @@ func TestOTLPBearerHeader(t *testing.T) {
 	srv := startOTLPServer(t, "127.0.0.1:0", withToken("s3cret-token"))
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+srv.addr)
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer%20s3cret-token")
-	p := newTestProvider(t)
-	emit(p, 100)
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	emitAndShutdown(t, 100)
 	if got := srv.records.Load(); got != 100 {
 		t.Errorf("server got %d", got)
 	}
@@ -143,11 +144,7 @@ func TestOTLPTLS(t *testing.T) {
 	// A scheme-less endpoint is TLS; the test's CA comes from the variable.
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.addr)
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", certs.CA)
-	p := newTestProvider(t)
-	emit(p, 10)
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	emitAndShutdown(t, 10)
 	if got := srv.records.Load(); got != 10 {
 		t.Errorf("server got %d over TLS", got)
 	}
@@ -155,7 +152,7 @@ func TestOTLPTLS(t *testing.T) {
 	// Without the CA, the system roots do not trust the server: exports fail
 	// rather than fall back to plaintext.
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "")
-	p = newTestProvider(t, WithOTLPTimeout(time.Second))
+	p := newTestProvider(t, WithOTLPTimeout(time.Second))
 	emit(p, 10)
 	_ = p.ForceFlush(context.Background())
 	if s := p.Stats(); s.Failed != 10 {
@@ -172,11 +169,7 @@ func TestOTLPTLS(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE", certs.CA)
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", certs.Cert)
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", certs.Key)
-	p = newTestProvider(t)
-	emit(p, 10)
-	if err := p.Shutdown(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	emitAndShutdown(t, 10)
 	if got := mtls.records.Load(); got != 10 {
 		t.Errorf("server got %d over mutual TLS", got)
 	}
@@ -216,10 +209,8 @@ func TestOTLPShutdownWithCollectorDown(t *testing.T) {
 	cleanEnv(t)
 	p := newTestProvider(t, WithEndpoint("http://"+freeAddr(t)))
 	emit(p, 1000)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
 	start := time.Now()
-	err := p.Shutdown(ctx)
+	err := shutdownWithin(p, time.Second)
 	if d := time.Since(start); d > 1500*time.Millisecond {
 		t.Errorf("Shutdown took %v with a 1s deadline", d)
 	}

@@ -123,6 +123,14 @@ func newTestProvider(t *testing.T, opts ...ProviderOption) *LoggerProvider {
 	return p
 }
 
+// shutdownWithin shuts p down with a deadline d from now and returns
+// Shutdown's error.
+func shutdownWithin(p interface{ Shutdown(context.Context) error }, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return p.Shutdown(ctx)
+}
+
 func TestProviderDeliversAndCounts(t *testing.T) {
 	cleanEnv(t)
 	exp := &memExporter{}
@@ -222,10 +230,8 @@ func TestShutdownKeepsDeadlineAndReportsUnsent(t *testing.T) {
 	}
 	emit(p, 1000)
 	late := p.Logger("late") // a logger the bridge cached before Shutdown
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	err = p.Shutdown(ctx)
+	err = shutdownWithin(p, 300*time.Millisecond)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Shutdown took %v with a 300ms deadline", d)
 	}

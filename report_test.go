@@ -1,7 +1,6 @@
 package zaplens
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -34,16 +33,9 @@ func TestStuckLossWriterDoesNotStopExports(t *testing.T) {
 	cleanEnv(t)
 	addr := freeAddr(t)
 	w := newStuckWriter(t)
-	p, err := NewLoggerProvider(context.Background(), WithEndpoint("http://"+addr), WithLossWriter(w),
+	p := newTestProvider(t, WithEndpoint("http://"+addr), WithLossWriter(w),
 		WithScheduleDelay(10*time.Millisecond), WithOTLPTimeout(2*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-	}()
+	defer shutdownWithin(p, 100*time.Millisecond)
 	emit(p, 1)
 	select {
 	case <-w.entered:
@@ -64,11 +56,7 @@ func TestStuckLossWriterDropsLinesBeyondBound(t *testing.T) {
 	cleanEnv(t)
 	w := newStuckWriter(t)
 	p := newTestProvider(t, withDiscardExport(), WithLossWriter(w))
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-	}()
+	defer shutdownWithin(p, 50*time.Millisecond)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -70,9 +70,7 @@ func TestWithResourceMatchesSDK(t *testing.T) {
 			for _, s := range pair.sides() {
 				diffFixedRecords(s.provider)
 			}
-			pair.flush(t)
-			sdk, ours := pair.take()
-			n, report := diffCompare(sdk, ours, pair.start, time.Now(), func(s *commonpb.InstrumentationScope) bool {
+			n, report, ours := pair.compare(t, pair.start, func(s *commonpb.InstrumentationScope) bool {
 				return s.GetName() != "resource.test"
 			})
 			if report != "" {

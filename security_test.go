@@ -47,9 +47,7 @@ func TestSecurityRefusals(t *testing.T) {
 			done := make(chan string, 1)
 			go func() {
 				p, err := NewLoggerProvider(context.Background(), append([]ProviderOption{WithLossWriter(&buf)}, tc.opts...)...)
-				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-				defer cancel()
-				_ = p.Shutdown(ctx)
+				_ = shutdownWithin(p, 100*time.Millisecond)
 				if err != nil {
 					done <- err.Error()
 				}

@@ -32,9 +32,7 @@ func TestShutdownAfterTimedOutFlush(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	_ = p.ForceFlush(ctx)
 	cancel()
-	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_ = p.Shutdown(ctx)
+	_ = shutdownWithin(p, 200*time.Millisecond)
 	emit(p, 1)
 	if s := p.Stats(); s.Emitted != 10 {
 		t.Errorf("stats %v: want the record after Shutdown not taken", s)
@@ -59,9 +57,7 @@ func TestShutdownReleasesWaitingCall(t *testing.T) {
 		released <- time.Since(start)
 	}()
 	time.Sleep(50 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	_ = p.Shutdown(ctx)
+	_ = shutdownWithin(p, 200*time.Millisecond)
 	select {
 	case d := <-released:
 		if d > 2*time.Second {
@@ -81,10 +77,8 @@ func TestShutdownDoesNotWaitForSlowReport(t *testing.T) {
 	exp := &memExporter{fail: context.Canceled}
 	p := newTestProvider(t, withExporter(exp), WithLossReport(time.Hour, func(Loss) { time.Sleep(3 * time.Second) }))
 	emit(p, 10)
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	_ = p.Shutdown(ctx)
+	_ = shutdownWithin(p, 200*time.Millisecond)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Shutdown with a 200ms deadline took %v", d)
 	}
@@ -137,16 +131,10 @@ func TestSecondShutdownKeepsItsOwnDeadline(t *testing.T) {
 	defer close(exp.block)
 	p := newTestProvider(t, withExporter(exp))
 	emit(p, 10)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = p.Shutdown(ctx)
-	}()
+	go func() { _ = shutdownWithin(p, 3*time.Second) }()
 	time.Sleep(50 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	if err := p.Shutdown(ctx); err == nil {
+	if err := shutdownWithin(p, 100*time.Millisecond); err == nil {
 		t.Error("the second Shutdown reported success while the first still ran")
 	}
 	if d := time.Since(start); d > time.Second {

@@ -108,12 +108,9 @@ func (countingLogger) Enabled(context.Context, log.EnabledParameters) bool { ret
 // A dropped entry costs no allocation, through the tee (base printing it
 // with its ids) and through the bare core, and never reaches Emit.
 func TestAllocationsTraceBased(t *testing.T) {
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
+	skipAllocsUnderRace(t)
 	unsampled, _ := unsampledSpanContext(t)
-	fields := []zap.Field{Context(unsampled), zap.Int("step", 1), zap.Float64("loss", 0.5),
-		zap.String("phase", "train"), zap.Bool("ok", true), zap.Int64("tokens", 1<<20)}
+	fields := fiveFieldsAndContext(unsampled)
 	var emitted atomic.Int64
 	opts := []Option{WithLoggerProvider(countingProvider{n: &emitted}), WithTraceBased(Off)}
 	tee := zap.New(NewTee(jsonDiscard(), append(opts, WithIDFormat(DatadogIDs()))...))

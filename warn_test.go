@@ -1,7 +1,6 @@
 package zaplens
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -21,16 +20,9 @@ func TestFirstFailureWarnedEarly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cleanEnv(t)
 			var buf lockedBuffer
-			p, err := NewLoggerProvider(context.Background(), WithEndpoint(tc.endpoint), WithLossWriter(&buf),
+			p := newTestProvider(t, WithEndpoint(tc.endpoint), WithLossWriter(&buf),
 				WithScheduleDelay(10*time.Millisecond), WithOTLPTimeout(20*time.Second))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-				defer cancel()
-				_ = p.Shutdown(ctx)
-			}()
+			defer shutdownWithin(p, 100*time.Millisecond)
 			emit(p, 1)
 			if !eventually(2*time.Second, func() bool { return strings.Contains(buf.String(), "export to") }) {
 				t.Fatalf("no warning within 2 s of the first attempt; writer has %q", buf.String())

@@ -97,9 +97,7 @@ func TestProviderEndpointCredentialsHidden(t *testing.T) {
 		t.Errorf("error %v: a bad variable is ignored, not an error", err)
 	}
 	provLog(p, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = p.Shutdown(ctx)
+	_, _ = e2eShutdown(t, p, time.Second)
 	said := losses.String()
 	if !strings.Contains(said, "OTEL_EXPORTER_OTLP_ENDPOINT") || strings.Contains(said, "pa55w0rd") || strings.Contains(said, "admin") {
 		t.Errorf("warning %q: want one naming the variable and hiding the credentials", said)

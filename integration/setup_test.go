@@ -95,9 +95,7 @@ func e2eProviderWith(t testing.TB, losses *e2eBuffer, opts ...zaplens.ProviderOp
 		t.Fatalf("NewLoggerProvider: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = p.Shutdown(ctx)
+		_, _ = e2eShutdown(t, p, 5*time.Second)
 		if s := losses.String(); s != "" {
 			t.Logf("loss reports:\n%s", s)
 		}

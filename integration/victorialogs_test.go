@@ -86,23 +86,16 @@ func vlProvider(t *testing.T, logsURL, service string, opts ...zaplens.ProviderO
 	return e2eProviderWith(t, losses, append(all, opts...)...)
 }
 
-// vlQuery runs query until it returns want rows or 10 s pass, flushing
-// VictoriaLogs's in-memory rows before each try, and returns the last
-// answer. A query may see fewer rows than were sent only until the
-// export and the flush are done; more is never right, and is returned at
-// once.
+// vlQuery runs query until it returns want rows or 10 s pass, and
+// returns the last answer. A query may see fewer rows than were sent only
+// until the export and the flush are done; more is never right, and is
+// returned at once.
 func vlQuery(t *testing.T, s *victorialogs.Server, query string, want int) []map[string]string {
 	t.Helper()
 	var rows []map[string]string
-	var err error
-	waitFor(10*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err = s.Flush(ctx); err != nil {
-			return false
-		}
+	err := vlPoll(s, 10*time.Second, func(ctx context.Context) (enough bool, err error) {
 		rows, err = s.Query(ctx, query)
-		return err == nil && len(rows) >= want
+		return len(rows) >= want, err
 	})
 	if err != nil {
 		t.Fatalf("query %q: %v", query, err)
@@ -110,24 +103,37 @@ func vlQuery(t *testing.T, s *victorialogs.Server, query string, want int) []map
 	return rows
 }
 
-// vlCount is vlQuery for `query | count()`.
+// vlCount is vlQuery for `query | count()`, tried for 20 s.
 func vlCount(t *testing.T, s *victorialogs.Server, query string, want int) int {
 	t.Helper()
 	var n int
-	var err error
-	waitFor(20*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err = s.Flush(ctx); err != nil {
-			return false
-		}
+	err := vlPoll(s, 20*time.Second, func(ctx context.Context) (enough bool, err error) {
 		n, err = s.Count(ctx, query)
-		return err == nil && n >= want
+		return n >= want, err
 	})
 	if err != nil {
 		t.Fatalf("count %q: %v", query, err)
 	}
 	return n
+}
+
+// vlPoll calls ask until it says it has enough without error, or d
+// passes. Before each try, which has 5 s, it flushes VictoriaLogs's
+// in-memory rows, unseen by queries until then. It returns the last try's
+// error, the flush's or ask's.
+func vlPoll(s *victorialogs.Server, d time.Duration, ask func(ctx context.Context) (enough bool, err error)) error {
+	var err error
+	waitFor(d, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err = s.Flush(ctx); err != nil {
+			return false
+		}
+		var enough bool
+		enough, err = ask(ctx)
+		return err == nil && enough
+	})
+	return err
 }
 
 // vlDump logs rows, for a failure's message.

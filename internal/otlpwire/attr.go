@@ -136,22 +136,18 @@ func (lim *Limits) valid(s string) string {
 // key as MapValue sorts them. A writer that has the entries at hand need
 // not build the value, which costs an allocation, and another to read.
 func AppendMapAttr(b []byte, key string, kvs []attribute.KeyValue, lim Limits) []byte {
-	e := encoder{Limits: lim}
-	key, redact := lim.attrKey(key)
-	if redact {
-		return AppendStringAttr(b, key, Redacted, &lim)
-	}
-	b, start := begin(b, recAttributes)
-	b = appendStringField(b, kvKey, key)
-	b, value := begin(b, kvValue)
-	b = e.appendMap(b, kvs, maxDepth-1)
-	return end(end(b, value), start)
+	return appendEntriesAttr(b, key, kvs, false, lim)
 }
 
 // AppendSliceAttr appends an attribute whose value is a slice of the
 // values of elems (their keys unused): the bytes AppendAttr writes for
 // attribute.SliceValue of those values, without building it.
 func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limits) []byte {
+	return appendEntriesAttr(b, key, elems, true, lim)
+}
+
+// appendEntriesAttr is AppendSliceAttr if slice, else AppendMapAttr.
+func appendEntriesAttr(b []byte, key string, kvs []attribute.KeyValue, slice bool, lim Limits) []byte {
 	e := encoder{Limits: lim}
 	key, redact := lim.attrKey(key)
 	if redact {
@@ -160,9 +156,15 @@ func AppendSliceAttr(b []byte, key string, elems []attribute.KeyValue, lim Limit
 	b, start := begin(b, recAttributes)
 	b = appendStringField(b, kvKey, key)
 	b, value := begin(b, kvValue)
-	b, array := begin(b, anyArray)
-	b = appendElems(e, b, elems, func(kv attribute.KeyValue) attribute.Value { return kv.Value }, maxDepth-1)
-	return end(end(end(b, array), value), start)
+	if slice {
+		var array int
+		b, array = begin(b, anyArray)
+		b = appendElems(e, b, kvs, func(kv attribute.KeyValue) attribute.Value { return kv.Value }, maxDepth-1)
+		b = end(b, array)
+	} else {
+		b = e.appendMap(b, kvs, maxDepth-1)
+	}
+	return end(end(b, value), start)
 }
 
 // AppendAttr appends an attribute of any value, under the depth limit

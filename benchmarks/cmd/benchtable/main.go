@@ -170,16 +170,7 @@ func (t *table) order(first ...string) []string {
 
 func writeLines(w io.Writer, t *table) {
 	cols := t.order("zap", "official", "zaplens", "sdk-floor")
-	fmt.Fprint(w, "| case |")
-	for _, c := range cols {
-		fmt.Fprintf(w, " %s |", c)
-	}
-	fmt.Fprintln(w, " zaplens / official | zaplens / zap | zaplens's own share |")
-	fmt.Fprint(w, "|---|")
-	for range cols {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w, "---:|---:|---:|")
+	writeHead(w, "case", cols, "zaplens / official", "zaplens / zap", "zaplens's own share")
 	for _, row := range t.rows {
 		fmt.Fprintf(w, "| %s |", row)
 		for _, c := range cols {
@@ -189,6 +180,23 @@ func writeLines(w io.Writer, t *table) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Each cell: median wall time per line · the process's CPU time per line (each ± benchstat's 95% interval) · bytes allocated per line · allocations per line. Ratios: wall · CPU · bytes · allocations. zaplens's own share: (zaplens − zap − sdk-floor) / zaplens, in CPU time.")
+}
+
+// writeHead writes a table's head: a column named first, then one per
+// contender in cols and one per ratio in ratios, these right-aligned.
+func writeHead(w io.Writer, first string, cols []string, ratios ...string) {
+	fmt.Fprintf(w, "| %s |", first)
+	for _, c := range cols {
+		fmt.Fprintf(w, " %s |", c)
+	}
+	for _, r := range ratios {
+		fmt.Fprintf(w, " %s |", r)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range len(cols) + len(ratios) {
+		fmt.Fprint(w, "---:|")
+	}
+	fmt.Fprintln(w)
 }
 
 // triple formats one contender's ns/op, B/op and allocs/op.
@@ -275,19 +283,14 @@ func writeCall(w io.Writer, t *table) {
 	if len(t.rows) > 0 {
 		row = t.rows[0]
 	}
-	fmt.Fprint(w, "| measure |")
+	var heads []string
 	for _, c := range cols {
 		if c == "zap" {
 			c = "zap alone"
 		}
-		fmt.Fprintf(w, " %s |", c)
+		heads = append(heads, c)
 	}
-	fmt.Fprintln(w, " zaplens / official | zaplens / zap alone |")
-	fmt.Fprint(w, "|---|")
-	for range cols {
-		fmt.Fprint(w, "---:|")
-	}
-	fmt.Fprintln(w, "---:|---:|")
+	writeHead(w, "measure", heads, "zaplens / official", "zaplens / zap alone")
 	measures := []struct {
 		label, unit string
 		format      func(unit, row, col string) string
