@@ -180,8 +180,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 		if _, err := transport.ParseEndpoint(ep, transport.Protocol(c.protocol.value), false); err != nil {
 			return fmt.Errorf("%s.endpoint: %w", at, err)
 		}
-		c.endpoint.put(ep)
-		c.endpointFrom = at + ".endpoint"
+		c.endpoint.by(at+".endpoint", ep)
 	}
 	if o.compression != nil && !c.compression.set {
 		switch *o.compression {
@@ -203,8 +202,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 		if err != nil {
 			return err
 		}
-		c.headers.put(h)
-		c.headersFrom = at + ".headers"
+		c.headers.by(at+".headers", h)
 	}
 	if !c.tlsConfig.set && (o.tls.ca != nil || o.tls.cert != nil || o.tls.key != nil) {
 		cfg, err := fileTLS(at+".tls", o.tls)
@@ -347,43 +345,29 @@ func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
 	if a.Type != nil {
 		t = *a.Type
 	}
-	var kv attribute.KeyValue
-	ok := true
 	switch t {
 	case otelconf.AttributeTypeBoolArray:
-		var out []bool
-		out, ok = elems[bool](vs)
-		kv = attribute.BoolSlice(a.Name, out)
+		return arrayAttribute(a.Name, t, vs, attribute.BoolSlice)
 	case otelconf.AttributeTypeIntArray:
-		var out []int
-		out, ok = elems[int](vs)
-		kv = attribute.IntSlice(a.Name, out)
+		return arrayAttribute(a.Name, t, vs, attribute.IntSlice)
 	case otelconf.AttributeTypeDoubleArray:
-		var out []float64
-		out, ok = elems[float64](vs)
-		kv = attribute.Float64Slice(a.Name, out)
+		return arrayAttribute(a.Name, t, vs, attribute.Float64Slice)
 	case otelconf.AttributeTypeStringArray:
-		var out []string
-		out, ok = elems[string](vs)
-		kv = attribute.StringSlice(a.Name, out)
-	default:
-		return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
+		return arrayAttribute(a.Name, t, vs, attribute.StringSlice)
 	}
-	if !ok {
-		return attribute.KeyValue{}, fmt.Errorf("an element is not of type %s", t)
-	}
-	return kv, nil
+	return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
 }
 
-// elems is the file's array as a slice of T, false if an element is not.
-func elems[T any](vs []any) ([]T, bool) {
+// arrayAttribute is the file's array vs as the attribute kv makes of a
+// []T, or an error if an element is not a T.
+func arrayAttribute[T any](name string, t otelconf.AttributeType, vs []any, kv func(string, []T) attribute.KeyValue) (attribute.KeyValue, error) {
 	out := make([]T, len(vs))
 	for i, v := range vs {
 		e, ok := v.(T)
 		if !ok {
-			return nil, false
+			return attribute.KeyValue{}, fmt.Errorf("an element is not of type %s", t)
 		}
 		out[i] = e
 	}
-	return out, true
+	return kv(name, out), nil
 }

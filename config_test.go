@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/contrib/otelconf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"google.golang.org/grpc"
@@ -221,5 +222,37 @@ func TestConfigFileNoopAndConsole(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "from-file") {
 		t.Errorf("console output without the file's service name: %s", out.String())
+	}
+}
+
+// The file's arrays become arrays of the type the attribute names, strings
+// when it names none; an element of another type, or a type that is not
+// an array's, fails with the type.
+func TestFileAttributeArrays(t *testing.T) {
+	typed := func(name string, typ otelconf.AttributeType, vs ...any) otelconf.AttributeNameValue {
+		return otelconf.AttributeNameValue{Name: name, Value: vs, Type: &typ}
+	}
+	for _, tc := range []struct {
+		a    otelconf.AttributeNameValue
+		want string // the attribute's type and value, or the error
+	}{
+		{typed("b", otelconf.AttributeTypeBoolArray, true, false), "BOOLSLICE [true,false]"},
+		{typed("i", otelconf.AttributeTypeIntArray, 1, 2), "INT64SLICE [1,2]"},
+		{typed("d", otelconf.AttributeTypeDoubleArray, 1.5), "FLOAT64SLICE [1.5]"},
+		{typed("s", otelconf.AttributeTypeStringArray, "x", "y"), `STRINGSLICE ["x","y"]`},
+		{typed("e", otelconf.AttributeTypeIntArray), "INT64SLICE []"},
+		{otelconf.AttributeNameValue{Name: "u", Value: []any{"x"}}, `STRINGSLICE ["x"]`},
+		{typed("m", otelconf.AttributeTypeIntArray, 1, "x"), "an element is not of type int_array"},
+		{typed("m", otelconf.AttributeTypeStringArray, "x", 1), "an element is not of type string_array"},
+		{typed("n", otelconf.AttributeTypeBool, true), "an array of type bool"},
+	} {
+		kv, err := fileAttribute(tc.a)
+		got := kv.Value.Type().String() + " " + kv.Value.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want || err == nil && string(kv.Key) != tc.a.Name {
+			t.Errorf("%s %v: got %s %s, want %s", tc.a.Name, tc.a.Value, kv.Key, got, tc.want)
+		}
 	}
 }

@@ -23,8 +23,9 @@ import (
 // treated as not set, as the OpenTelemetry spec says of an unparsable
 // value, and told once on the loss writer, so that a typo never turns
 // shipping off; only what makes shipping impossible (an unsupported
-// protocol, an invalid option) fails NewLoggerProvider. No message quotes
-// a header or credential.
+// protocol, an invalid option) fails NewLoggerProvider. Which of the two
+// a bad value is, setting.bad decides, by where the value came from. No
+// message quotes a header or credential.
 
 // ignoredValue is a variable's value that cannot be used: it becomes a
 // warning, and the setting keeps its default.
@@ -39,6 +40,42 @@ func ignored(err error) error {
 		return nil
 	}
 	return ignoredValue{err}
+}
+
+// bad is the rule, decided here for every setting: a value a variable
+// gave that cannot be used is treated as not set, def taking its place,
+// and is told; one an option or the configuration file gave makes
+// shipping impossible. A nil err is no bad value.
+func (s *setting[T]) bad(def T, err error) error {
+	if err == nil || !s.env {
+		return err
+	}
+	*s = setting[T]{value: def}
+	return ignored(err)
+}
+
+// lookup returns, for a setting no option or file gave, the first
+// non-empty variable of keys, the signal-specific one first, and marks
+// the setting given by it; "" if there is none. The caller puts what it
+// reads of the value, or calls it bad.
+func (s *setting[T]) lookup(keys ...string) string {
+	if s.set {
+		return ""
+	}
+	v, k := lookupEnv(keys...)
+	if v != "" {
+		s.set, s.env, s.from = true, true, k
+	}
+	return v
+}
+
+// said is a string setting's value as it was given, for messages:
+// VARIABLE="value" or Option("value").
+func said(s *setting[string]) string {
+	if s.env {
+		return fmt.Sprintf("%s=%q", s.from, s.value)
+	}
+	return fmt.Sprintf("%s(%q)", s.from, s.value)
 }
 
 // triage turns the ignored values among errs into warnings and returns the
@@ -94,88 +131,57 @@ func (c *providerConfig) off() bool {
 }
 
 func (c *providerConfig) resolveSwitches() error {
-	var errs []error
-	if !c.disabled.set {
-		v, err := envBool("OTEL_SDK_DISABLED")
-		errs = append(errs, err)
-		c.disabled.put(v)
-	}
-	fromEnv := !c.exporterName.set
-	if fromEnv {
-		v, _ := lookupEnv("OTEL_LOGS_EXPORTER")
+	errs := []error{resolveBool(&c.disabled, "OTEL_SDK_DISABLED")}
+	if v := c.exporterName.lookup("OTEL_LOGS_EXPORTER"); v != "" {
 		c.exporterName.put(v)
 	}
-	name := strings.ToLower(strings.TrimSpace(c.exporterName.value))
-	switch name {
+	switch name := strings.ToLower(strings.TrimSpace(c.exporterName.value)); name {
 	case "", "otlp":
 		c.exporterName.value = "otlp"
 	case "console", "none":
 		c.exporterName.value = name
 	default:
-		if !fromEnv {
-			return errors.Join(append(errs, fmt.Errorf("WithExporterName(%q): want otlp, console or none", c.exporterName.value))...)
+		err := fmt.Errorf("%s: want otlp, console or none", said(&c.exporterName))
+		if c.exporterName.env {
+			err = fmt.Errorf("%w (one only)", err) // the spec's variable is a list
 		}
-		errs = append(errs, ignored(fmt.Errorf("OTEL_LOGS_EXPORTER=%q: want otlp, console or none (one only)", c.exporterName.value)))
-		c.exporterName.value = "otlp"
+		errs = append(errs, c.exporterName.bad("otlp", err))
 	}
 	return errors.Join(errs...)
 }
 
-// envBool reads a boolean variable; only true and false, in any case, are
-// accepted, so that "1" or "yes" fail loudly rather than mean false.
-func envBool(keys ...string) (bool, error) {
-	v, k := lookupEnv(keys...)
-	switch strings.ToLower(strings.TrimSpace(v)) {
+// resolveBool reads a boolean variable into a setting no option set; only
+// true and false, in any case, are accepted, so that "1" or "yes" fail
+// loudly rather than mean false.
+func resolveBool(s *setting[bool], keys ...string) error {
+	v := s.lookup(keys...)
+	switch b := strings.ToLower(strings.TrimSpace(v)); b {
 	case "":
-		return false, nil
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	case "true", "false":
+		s.put(b == "true")
+	default:
+		return s.bad(false, fmt.Errorf("%s=%q: want true or false", s.from, v))
 	}
-	return false, ignored(fmt.Errorf("%s=%q: want true or false", k, v))
+	return nil
 }
 
 func (c *providerConfig) resolveOTLP() error {
 	if err := c.resolveProtocol(); err != nil {
 		return err // nothing can be sent: the rest does not matter
 	}
-	var errs []error
-	if !c.insecure.set {
-		v, err := envBool("OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")
-		errs = append(errs, err)
-		c.insecure.value = v // not .set: an endpoint's scheme wins over it
-	}
-	if c.endpointFrom == "" {
-		c.endpointFrom = "WithEndpoint" // else the configuration file's setting
-	}
+	// The insecure variables apply to an endpoint without a scheme only
+	// (target).
+	errs := []error{resolveBool(&c.insecure, "OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE")}
 	if !c.endpoint.set {
 		errs = append(errs, c.resolveEndpoint())
 	}
-	if !c.headers.set {
-		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")
-		h, err := parseHeaders(k, v, c.protocol.value)
-		errs = append(errs, ignored(err))
-		if err != nil {
-			h, k = map[string]string{}, ""
-		}
-		c.headers.put(h)
-		c.headersFrom, c.headersFromEnv = k, true
-	} else {
-		if c.headersFrom == "" {
-			c.headersFrom = "WithHeaders" // else the configuration file's setting
-		}
-		h, err := checkHeaders(c.headersFrom, c.headers.value, c.protocol.value)
-		errs = append(errs, err)
-		c.headers.value = h
-	}
+	errs = append(errs, c.resolveHeaders())
 	if !c.tlsConfig.set {
 		cfg, err := envTLS()
 		errs = append(errs, err)
 		c.tlsConfig.put(cfg)
 	}
-	errs = append(errs, c.resolveCompression())
-	errs = append(errs, resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
+	errs = append(errs, c.resolveCompression(), resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
 		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
 	return errors.Join(errs...)
 }
@@ -185,45 +191,46 @@ func (c *providerConfig) resolveOTLP() error {
 func (c *providerConfig) resolveEndpoint() error {
 	var errs []error
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
-		v := os.Getenv(k)
+		v := c.endpoint.lookup(k)
 		if v == "" {
 			continue
 		}
 		if _, err := transport.ParseEndpoint(v, transport.Protocol(c.protocol.value), c.insecure.value); err != nil {
-			errs = append(errs, ignored(fmt.Errorf("%s: %w", k, err)))
+			errs = append(errs, c.endpoint.bad("", fmt.Errorf("%s: %w", k, err)))
 			continue
 		}
 		c.endpoint.put(v)
-		c.endpointFrom = k
 		return errors.Join(errs...)
 	}
-	v := DefaultEndpoint
+	c.endpoint = setting[string]{value: DefaultEndpoint, from: "the default endpoint"}
 	if c.protocol.value == string(transport.HTTPProtobuf) {
-		v = DefaultHTTPEndpoint
+		c.endpoint.value = DefaultHTTPEndpoint
 	}
-	c.endpoint.put(v)
-	c.endpointFrom = "the default endpoint"
 	return errors.Join(errs...)
+}
+
+// resolveHeaders reads OTEL_EXPORTER_OTLP_[LOGS_]HEADERS, or checks the
+// headers an option or the file gave, by the rules of the transport.
+func (c *providerConfig) resolveHeaders() (err error) {
+	if v := c.headers.lookup("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"); c.headers.env {
+		c.headers.value, err = parseHeaders(c.headers.from, v, c.protocol.value)
+	} else {
+		c.headers.value, err = checkHeaders(c.headers.from, c.headers.value, c.protocol.value)
+	}
+	return c.headers.bad(map[string]string{}, err)
 }
 
 // resolveCompression reads OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION: gzip or
 // none.
 func (c *providerConfig) resolveCompression() error {
-	if c.compression.set {
-		switch c.compression.value {
-		case "", "none", "gzip":
-			return nil
-		}
-		return fmt.Errorf("WithCompression(%q): want gzip or none", c.compression.value)
-	}
-	v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION")
-	switch v {
-	case "", "none", "gzip":
+	if v := c.compression.lookup("OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"); v != "" {
 		c.compression.put(v)
+	}
+	switch c.compression.value {
+	case "", "none", "gzip":
 		return nil
 	}
-	c.compression.put("")
-	return ignored(fmt.Errorf("%s=%q: want gzip or none", k, v))
+	return c.compression.bad("", fmt.Errorf("%s: want gzip or none", said(&c.compression)))
 }
 
 // checkPlaintextHeaders keeps headers, which usually hold a token, off a
@@ -234,34 +241,30 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	if len(c.headers.value) == 0 || t.TLS {
 		return nil
 	}
-	if c.endpointFrom == "the default endpoint" {
-		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headersFrom)
-		if !c.headersFromEnv {
-			return err // an option's or the configuration file's: refused, not ignored
-		}
-		c.headers.value = nil
-		return c.triage(ignored(err))
+	if c.endpoint.from == "the default endpoint" {
+		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headers.from)
+		return c.triage(c.headers.bad(nil, err))
 	}
-	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headersFrom, c.endpointFrom))
+	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headers.from, c.endpoint.from))
 	return nil
 }
 
 // resolveProtocol reads OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL: grpc or
-// http/protobuf; http/json is refused with a word on what to use.
+// http/protobuf; http/json is refused with a word on what to use. A
+// protocol zaplens does not speak makes shipping impossible, whoever asked
+// for it.
 func (c *providerConfig) resolveProtocol() error {
-	from := "WithProtocol"
-	if !c.protocol.set {
-		v, k := lookupEnv("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
-		c.protocol.value, from = strings.TrimSpace(v), k
+	if v := c.protocol.lookup("OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); v != "" {
+		c.protocol.put(strings.TrimSpace(v))
 	}
 	switch c.protocol.value {
 	case "":
 		c.protocol.value = string(transport.GRPC)
 	case string(transport.GRPC), string(transport.HTTPProtobuf):
 	case "http/json":
-		return fmt.Errorf("%s=%q: not supported; use grpc or http/protobuf, which every collector accepts", from, c.protocol.value)
+		return fmt.Errorf("%s=%q: not supported; use grpc or http/protobuf, which every collector accepts", c.protocol.from, c.protocol.value)
 	default:
-		return fmt.Errorf("%s=%q: want grpc or http/protobuf", from, c.protocol.value)
+		return fmt.Errorf("%s=%q: want grpc or http/protobuf", c.protocol.from, c.protocol.value)
 	}
 	return nil
 }
@@ -282,12 +285,12 @@ func (c *providerConfig) target() (target, error) {
 	p := transport.Protocol(c.protocol.value)
 	e, err := transport.ParseEndpoint(c.endpoint.value, p, c.insecure.value)
 	if err != nil {
-		return target{}, fmt.Errorf("%s: %w", c.endpointFrom, err)
+		return target{}, fmt.Errorf("%s: %w", c.endpoint.from, err)
 	}
 	t := target{protocol: p, Endpoint: e}
-	if c.insecure.set && c.insecure.value {
-		if t.TLS && c.endpointFrom != "WithEndpoint" {
-			c.warnings = append(c.warnings, fmt.Sprintf("WithInsecure turns TLS off for the endpoint of %s, which asks for it", c.endpointFrom))
+	if c.insecure.value && !c.insecure.env { // WithInsecure's
+		if t.TLS && c.endpoint.from != "WithEndpoint" {
+			c.warnings = append(c.warnings, fmt.Sprintf("WithInsecure turns TLS off for the endpoint of %s, which asks for it", c.endpoint.from))
 		}
 		t.TLS = false
 	}
@@ -300,7 +303,7 @@ func (c *providerConfig) target() (target, error) {
 	}
 	if t.protocol == transport.GRPC {
 		if t.Path != "" && t.Path != "/" {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s has a path, which OTLP/gRPC does not use: sending to %s (OTLP/HTTP, which uses paths such as /v1/logs, listens on port 4318: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)", c.endpointFrom, t.display))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s has a path, which OTLP/gRPC does not use: sending to %s (OTLP/HTTP, which uses paths such as /v1/logs, listens on port 4318: set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)", c.endpoint.from, t.display))
 		}
 		t.Path = ""
 		return t, nil
@@ -308,8 +311,8 @@ func (c *providerConfig) target() (target, error) {
 	// OTLP/HTTP: the generic variable names a base URL, to which the signal's
 	// path is added; the logs variable is the URL itself.
 	switch {
-	case c.endpointFrom == "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT":
-	case c.endpointFrom == "OTEL_EXPORTER_OTLP_ENDPOINT":
+	case c.endpoint.from == "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT":
+	case c.endpoint.from == "OTEL_EXPORTER_OTLP_ENDPOINT":
 		t.Path = strings.TrimSuffix(t.Path, "/") + "/v1/logs"
 	case t.Path == "" || t.Path == "/":
 		t.Path = "/v1/logs"
@@ -513,7 +516,6 @@ func readPEMFile(path string) ([]byte, error) {
 const minRequestBytes = 64 << 10
 
 func (c *providerConfig) resolveBatch() error {
-	batchOpt, queueOpt := c.batchSize.set, c.queueSize.set
 	errs := []error{
 		resolveInt(&c.queueSize, 0, 1, "OTEL_BLRP_MAX_QUEUE_SIZE"),
 		resolveInt(&c.queueBytes, DefaultQueueBytes, 1024, "ZAPLENS_QUEUE_BYTES"),
@@ -522,24 +524,21 @@ func (c *providerConfig) resolveBatch() error {
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
 		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
-	// The SDK clamps a batch larger than the queue without a word; with
-	// both given as options, that fails, and otherwise the variable is
-	// ignored. The default batch is lowered to a quarter of a record
-	// bound, the SDK's own ratio (512 of 2048): a batch the size of the
-	// queue would leave only when the queue is full, and every record
-	// logged while it is sent would be dropped.
+	// The SDK clamps a batch larger than the queue without a word; here,
+	// by the rule, the batch size's variable is ignored, else the queue
+	// size's, and two options fail. The default batch is lowered to a
+	// quarter of a record bound, the SDK's own ratio (512 of 2048): a
+	// batch the size of the queue would leave only when the queue is full,
+	// and every record logged while it is sent would be dropped.
 	q := c.queueSize.value // 0: only bytes bound the queue
 	if q > 0 && c.batchSize.set && c.batchSize.value > q {
 		err := fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q)
-		switch {
-		case batchOpt && queueOpt:
-			return errors.Join(append(errs, err)...)
-		case batchOpt:
-			c.queueSize, q = setting[int]{}, 0
-		default:
-			c.batchSize = setting[int]{value: DefaultBatchSize}
+		if c.batchSize.env {
+			errs = append(errs, c.batchSize.bad(DefaultBatchSize, err))
+		} else {
+			errs = append(errs, c.queueSize.bad(0, err))
+			q = c.queueSize.value
 		}
-		errs = append(errs, ignored(err))
 	}
 	if q > 0 && !c.batchSize.set {
 		c.batchSize.value = max(1, min(c.batchSize.value, q/4))
@@ -566,9 +565,9 @@ func (c *providerConfig) resolveLimits() error {
 }
 
 // resolveInt reads an integer setting no option set from the first set
-// variable of keys and checks it against least; a bad one is ignored, and
-// an option's fails. It marks the setting set only when a value was given,
-// so that the defaults stay distinguishable.
+// variable of keys and checks it against least, by the rule (bad). It
+// marks the setting set only when a value was given, so that the defaults
+// stay distinguishable.
 func resolveInt(s *setting[int], def, least int, keys ...string) error {
 	return resolveIntIn(s, def, least, "", keys...)
 }
@@ -576,25 +575,24 @@ func resolveInt(s *setting[int], def, least int, keys ...string) error {
 // resolveIntIn is resolveInt with the unit the variables are given in,
 // for messages.
 func resolveIntIn(s *setting[int], def, least int, unit string, keys ...string) error {
-	if s.set {
-		if s.value < least {
-			return fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
+	if v := s.lookup(keys...); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return s.bad(def, fmt.Errorf("%s=%q: not an integer%s", s.from, v, unit))
 		}
+		s.put(n)
+	}
+	if !s.set {
+		s.value = def
 		return nil
 	}
-	s.value = def
-	v, k := lookupEnv(keys...)
-	if v == "" {
-		return nil
+	if s.value < least {
+		err := fmt.Errorf("%s=%d: must be at least %d", s.from, s.value, least)
+		if !s.env {
+			err = fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
+		}
+		return s.bad(def, err)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil {
-		return ignored(fmt.Errorf("%s=%q: not an integer%s", k, v, unit))
-	}
-	if n < least {
-		return ignored(fmt.Errorf("%s=%d: must be at least %d", k, n, least))
-	}
-	s.put(n)
 	return nil
 }
 
@@ -606,15 +604,14 @@ func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys
 		ms.value = 1 // a sub-millisecond option is still a positive one
 	}
 	err := resolveIntIn(&ms, -1, least, " (milliseconds)", keys...)
-	if err == nil && ms.set && !s.set && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
-		v, k := lookupEnv(keys...)
-		err = ignored(fmt.Errorf("%s=%s: more milliseconds than a duration holds", k, v))
-		ms.set = false
+	if err == nil && ms.env && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
+		err = ms.bad(-1, fmt.Errorf("%s=%s: more milliseconds than a duration holds", ms.from, os.Getenv(ms.from)))
 	}
 	switch {
 	case s.set:
 	case ms.set:
 		s.put(time.Duration(ms.value) * time.Millisecond)
+		s.env, s.from = true, ms.from
 	default:
 		s.value = def
 	}

@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -386,4 +387,262 @@ func TestParsePairs(t *testing.T) {
 	if h, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", " ", "grpc"); err != nil || len(h) != 0 {
 		t.Errorf("blank headers: %v, %v", h, err)
 	}
+}
+
+// Where a value came from decides what a bad one does, by one rule: a
+// variable's is treated as not set, with a warning, and the default is
+// kept; an option's makes shipping impossible. Each case pins what was
+// resolved unlike the defaults, then the error and the warnings, in order.
+func TestBadValueBySource(t *testing.T) {
+	defaults, _ := resolveForTest(t, nil, nil)
+	if got, want := strings.Join(defaults, ", "), "exporter otlp, disabled false, queue 0 false, batch 8192 false, queue bytes 25165824, "+
+		"delay 1s, count -1 false, protocol grpc, compression \"\", timeout 10s, headers map[], endpoint http://localhost:4317, "+
+		"to http://localhost:4317, tls false, headers sent map[]"; got != want {
+		t.Errorf("defaults\n%s\nwant\n%s", got, want)
+	}
+	h := func(kv ...string) ProviderOption { return WithHeaders(map[string]string{kv[0]: kv[1]}) }
+	type env = map[string]string
+	type opts = []ProviderOption
+	for _, tc := range []struct {
+		name string
+		env  env
+		opts opts
+		want []string
+	}{
+		{"compression option", nil, opts{WithCompression("zstd")}, []string{`error: WithCompression("zstd"): want gzip or none`}},
+		{"compression variable", env{"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_LOGS_COMPRESSION="zstd": want gzip or none; ignored, as if not set`}},
+		{"exporter variable", env{"OTEL_LOGS_EXPORTER": " Kafka "}, nil, []string{`warning: OTEL_LOGS_EXPORTER=" Kafka ": want otlp, console or none (one only); ignored, as if not set`}},
+		{"exporter variable in another case", env{"OTEL_LOGS_EXPORTER": " CONSOLE "}, nil, []string{`exporter console`}},
+		{"protocol option", nil, opts{WithProtocol(" grpc")}, []string{`error: WithProtocol=" grpc": want grpc or http/protobuf`}},
+		{"protocol variable trimmed", env{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": " http/protobuf "}, nil, []string{
+			`protocol http/protobuf`,
+			`endpoint http://localhost:4318`,
+			`to http://localhost:4318/v1/logs`,
+		}},
+		{"protocol variable blank", env{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": " ", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, nil, nil},
+		{"queue bytes option", nil, opts{WithQueueBytes(100)}, []string{
+			`queue bytes 100`,
+			`error: ZAPLENS_QUEUE_BYTES (set by an option) = 100: must be at least 1024`,
+		}},
+		{"queue bytes variable", env{"ZAPLENS_QUEUE_BYTES": " 100"}, nil, []string{`warning: ZAPLENS_QUEUE_BYTES=100: must be at least 1024; ignored, as if not set`}},
+		{"queue bytes variable blank", env{"ZAPLENS_QUEUE_BYTES": " "}, nil, []string{`warning: ZAPLENS_QUEUE_BYTES=" ": not an integer; ignored, as if not set`}},
+		{"timeout option zero", nil, opts{WithOTLPTimeout(0)}, []string{`error: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT (set by an option) = 0: must be at least 1`}},
+		{"timeout option under a millisecond", nil, opts{WithOTLPTimeout(time.Microsecond)}, []string{`timeout 1µs`}},
+		{"timeout variable overflows", env{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT": "+99999999999999 ", "OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT=+99999999999999 : more milliseconds than a duration holds; ignored, as if not set`}},
+		{"timeout variable", env{"OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`timeout 500ms`}},
+		{"batch option over queue variable", env{"OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, opts{WithBatchSize(1000)}, []string{
+			`batch 1000 true`,
+			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+		}},
+		{"batch variable over queue option", env{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "1000"}, opts{WithQueueSize(100)}, []string{
+			`queue 100 true`,
+			`batch 25 false`,
+			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+		}},
+		{"batch and queue options", nil, opts{WithBatchSize(1000), WithQueueSize(100)}, []string{
+			`queue 100 true`,
+			`batch 1000 true`,
+			`error: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)`,
+		}},
+		{"batch and queue variables", env{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "1000", "OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, nil, []string{
+			`queue 100 true`,
+			`batch 25 false`,
+			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+		}},
+		{"queue option", nil, opts{WithQueueSize(100)}, []string{
+			`queue 100 true`,
+			`batch 25 false`,
+		}},
+		{"headers option", nil, opts{h("Bad Key", "s3cret"), WithEndpoint("http://c:1")}, []string{`error: WithHeaders: header key "Bad Key" is not valid for grpc (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)`}},
+		{"headers option in two cases", nil, opts{WithHeaders(map[string]string{"K": "a", "k": "b"}), WithEndpoint("https://c:1")}, []string{`error: WithHeaders: header "k" is given twice, in different cases`}},
+		{"headers variable", env{"OTEL_EXPORTER_OTLP_HEADERS": "a", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:1"}, nil, []string{
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+			`warning: OTEL_EXPORTER_OTLP_HEADERS: pair 1 is not key=value (value not shown); ignored, as if not set`,
+		}},
+		{"headers variable blank", env{"OTEL_EXPORTER_OTLP_LOGS_HEADERS": " ", "OTEL_EXPORTER_OTLP_HEADERS": "k=v", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:1"}, nil, []string{
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"headers variable for http", env{"OTEL_EXPORTER_OTLP_HEADERS": "K=v", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, nil, []string{
+			`protocol http/protobuf`,
+			`headers map[k:v]`,
+			`endpoint https://c:1`,
+			`to https://c:1/v1/logs`,
+			`tls true`,
+			`headers sent map[k:v]`,
+		}},
+		{"headers option, default endpoint", nil, opts{h("k", "v")}, []string{
+			`headers map[k:v]`,
+			`error: WithHeaders is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)`,
+		}},
+		{"headers variable, default endpoint", env{"OTEL_EXPORTER_OTLP_LOGS_HEADERS": "k=v"}, nil, []string{
+			`headers map[k:v]`,
+			`warning: OTEL_EXPORTER_OTLP_LOGS_HEADERS is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS); ignored, as if not set`,
+		}},
+		{"headers variable, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "k=v", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:1"}, nil, []string{
+			`headers map[k:v]`,
+			`endpoint http://c:1`,
+			`to http://c:1`,
+			`headers sent map[k:v]`,
+			`warning: the headers of OTEL_EXPORTER_OTLP_HEADERS travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_LOGS_ENDPOINT; use https:// to encrypt them`,
+		}},
+		{"headers option, plaintext endpoint variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:1", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, opts{h("k", "v")}, []string{
+			`headers map[k:v]`,
+			`endpoint c:1`,
+			`to http://c:1`,
+			`headers sent map[k:v]`,
+			`warning: the headers of WithHeaders travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT; use https:// to encrypt them`,
+		}},
+		{"endpoint variables, the first bad", env{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "grpc://x", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:9"}, nil, []string{
+			`endpoint http://c:9`,
+			`to http://c:9`,
+			`warning: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: endpoint "grpc://x": scheme "grpc", want http, https or none; ignored, as if not set`,
+		}},
+		{"endpoint variables, both bad", env{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "grpc://x", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://:1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, nil, []string{
+			`protocol http/protobuf`,
+			`endpoint http://localhost:4318`,
+			`to http://localhost:4318/v1/logs`,
+			`warning: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: endpoint "grpc://x": scheme "grpc", want http, https or none; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_ENDPOINT: endpoint "https://:1": no host; ignored, as if not set`,
+		}},
+		{"endpoint option", nil, opts{WithEndpoint("grpc://x")}, []string{
+			`endpoint grpc://x`,
+			`error: WithEndpoint: endpoint "grpc://x": scheme "grpc", want http, https or none`,
+		}},
+		{"insecure variable", env{"OTEL_EXPORTER_OTLP_INSECURE": "yes", "OTEL_EXPORTER_OTLP_ENDPOINT": "c:1"}, nil, []string{
+			`endpoint c:1`,
+			`to https://c:1`,
+			`tls true`,
+			`warning: OTEL_EXPORTER_OTLP_INSECURE="yes": want true or false; ignored, as if not set`,
+		}},
+		{"insecure variable, scheme-less", env{"OTEL_EXPORTER_OTLP_LOGS_INSECURE": " TRUE ", "OTEL_EXPORTER_OTLP_ENDPOINT": "c:1"}, nil, []string{
+			`endpoint c:1`,
+			`to http://c:1`,
+		}},
+		{"insecure variable, https", env{"OTEL_EXPORTER_OTLP_INSECURE": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:1"}, nil, []string{
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"insecure option, https variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://c:1"}, opts{WithInsecure()}, []string{
+			`endpoint https://c:1`,
+			`to http://c:1`,
+			`warning: WithInsecure turns TLS off for the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT, which asks for it`,
+		}},
+		{"insecure option, https option", nil, opts{WithInsecure(), WithEndpoint("https://c:1")}, []string{
+			`endpoint https://c:1`,
+			`to http://c:1`,
+		}},
+		{"disabled variable", env{"OTEL_SDK_DISABLED": "1"}, nil, []string{`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`}},
+		{"disabled variable and option", env{"OTEL_SDK_DISABLED": "1"}, opts{WithDisabled(false)}, nil},
+		{"count limit option", nil, opts{WithAttributeCountLimit(-1)}, []string{
+			`count -1 true`,
+			`error: OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT (set by an option) = -1: must be at least 0`,
+		}},
+		{"count limit variable", env{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT": "5"}, nil, []string{`count 5 true`}},
+		{"schedule delay variable", env{"OTEL_BLRP_SCHEDULE_DELAY": "x"}, nil, []string{`warning: OTEL_BLRP_SCHEDULE_DELAY="x": not an integer (milliseconds); ignored, as if not set`}},
+		{"many bad variables, told in order", env{
+			"OTEL_SDK_DISABLED": "1", "OTEL_LOGS_EXPORTER": "x", "OTEL_EXPORTER_OTLP_INSECURE": "x", "OTEL_EXPORTER_OTLP_ENDPOINT": "grpc://x",
+			"OTEL_EXPORTER_OTLP_HEADERS": "x", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent", "OTEL_EXPORTER_OTLP_COMPRESSION": "x",
+			"OTEL_EXPORTER_OTLP_TIMEOUT": "x", "OTEL_BLRP_MAX_QUEUE_SIZE": "x", "ZAPLENS_QUEUE_BYTES": "x", "ZAPLENS_REQUEST_BYTES": "x",
+			"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "x", "OTEL_BLRP_SCHEDULE_DELAY": "x", "OTEL_BLRP_EXPORT_TIMEOUT": "x",
+			"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT": "x", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT": "x", "OTEL_RESOURCE_ATTRIBUTES": "x",
+		}, nil, []string{
+			`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`,
+			`warning: OTEL_LOGS_EXPORTER="x": want otlp, console or none (one only); ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_INSECURE="x": want true or false; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_ENDPOINT: endpoint "grpc://x": scheme "grpc", want http, https or none; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_HEADERS: pair 1 is not key=value (value not shown); ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_CERTIFICATE: open /nonexistent: no such file or directory; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_COMPRESSION="x": want gzip or none; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_TIMEOUT="x": not an integer (milliseconds); ignored, as if not set`,
+			`warning: OTEL_BLRP_MAX_QUEUE_SIZE="x": not an integer; ignored, as if not set`,
+			`warning: ZAPLENS_QUEUE_BYTES="x": not an integer; ignored, as if not set`,
+			`warning: ZAPLENS_REQUEST_BYTES="x": not an integer; ignored, as if not set`,
+			`warning: OTEL_BLRP_MAX_EXPORT_BATCH_SIZE="x": not an integer; ignored, as if not set`,
+			`warning: OTEL_BLRP_SCHEDULE_DELAY="x": not an integer (milliseconds); ignored, as if not set`,
+			`warning: OTEL_BLRP_EXPORT_TIMEOUT="x": not an integer (milliseconds); ignored, as if not set`,
+			`warning: OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT="x": not an integer; ignored, as if not set`,
+			`warning: OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT="x": not an integer; ignored, as if not set`,
+			`warning: OTEL_RESOURCE_ATTRIBUTES: pair 1 is not key=value (value not shown); ignored, as if not set`,
+		}},
+		{"bad variables, an option's error", env{"OTEL_SDK_DISABLED": "1", "OTEL_EXPORTER_OTLP_COMPRESSION": "x"}, opts{WithQueueBytes(1)}, []string{
+			`queue bytes 1`,
+			`error: ZAPLENS_QUEUE_BYTES (set by an option) = 1: must be at least 1024`,
+			`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`,
+			`warning: OTEL_EXPORTER_OTLP_COMPRESSION="x": want gzip or none; ignored, as if not set`,
+		}},
+		{"protocol refused, no other OTLP variable read", env{"OTEL_SDK_DISABLED": "1", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_COMPRESSION": "x"}, nil, []string{
+			`error: OTEL_EXPORTER_OTLP_PROTOCOL="http/json": not supported; use grpc or http/protobuf, which every collector accepts`,
+			`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`,
+		}},
+		{"exporter option refused, nothing more read", env{"OTEL_SDK_DISABLED": "1", "OTEL_EXPORTER_OTLP_COMPRESSION": "x"}, opts{WithExporterName("kafka")}, []string{
+			`exporter kafka`,
+			`batch 0 false`,
+			`queue bytes 0`,
+			`delay 0s`,
+			`count 0 false`,
+			`error: WithExporterName("kafka"): want otlp, console or none`,
+			`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`,
+		}},
+		{"console, OTLP variables not read", env{"OTEL_LOGS_EXPORTER": "console", "OTEL_EXPORTER_OTLP_COMPRESSION": "x", "OTEL_BLRP_MAX_QUEUE_SIZE": "x"}, nil, []string{
+			`exporter console`,
+			`warning: OTEL_BLRP_MAX_QUEUE_SIZE="x": not an integer; ignored, as if not set`,
+		}},
+		{"off, nothing more read", env{"OTEL_LOGS_EXPORTER": "none", "OTEL_EXPORTER_OTLP_COMPRESSION": "x", "OTEL_BLRP_MAX_QUEUE_SIZE": "x"}, nil, []string{
+			`exporter none`,
+			`batch 0 false`,
+			`queue bytes 0`,
+			`delay 0s`,
+			`count 0 false`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resolved, told := resolveForTest(t, tc.env, tc.opts)
+			var got []string
+			for i, r := range resolved {
+				if r != defaults[i] {
+					got = append(got, r)
+				}
+			}
+			if got = append(got, told...); !slices.Equal(got, tc.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// resolveForTest resolves a configuration of opts under env as
+// NewLoggerProvider does, and returns its settings, as far as they were
+// resolved, and what it tells: its error, then its warnings.
+func resolveForTest(t *testing.T, env map[string]string, opts []ProviderOption) (resolved, told []string) {
+	t.Helper()
+	cleanEnv(t)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	c := newProviderConfig(opts)
+	err := c.resolveEnv()
+	resolved = []string{"exporter " + c.exporterName.value, fmt.Sprint("disabled ", c.disabled.value),
+		fmt.Sprint("queue ", c.queueSize.value, " ", c.queueSize.set), fmt.Sprint("batch ", c.batchSize.value, " ", c.batchSize.set),
+		fmt.Sprint("queue bytes ", c.queueBytes.value), fmt.Sprint("delay ", c.scheduleDelay.value),
+		fmt.Sprint("count ", c.attrCount.value, " ", c.attrCount.set)}
+	if err == nil && !c.off() && c.exporterName.value == "otlp" {
+		resolved = append(resolved, "protocol "+c.protocol.value, fmt.Sprintf("compression %q", c.compression.value),
+			fmt.Sprint("timeout ", c.otlpTimeout.value), fmt.Sprint("headers ", c.headers.value), "endpoint "+c.endpoint.value)
+		var tg target
+		if tg, err = c.target(); err == nil {
+			resolved = append(resolved, "to "+tg.display+tg.Path, fmt.Sprint("tls ", tg.TLS), fmt.Sprint("headers sent ", c.headers.value))
+		}
+	}
+	if err != nil {
+		told = append(told, "error: "+err.Error())
+	}
+	for _, w := range c.warnings {
+		told = append(told, "warning: "+w)
+	}
+	return resolved, told
 }

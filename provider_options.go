@@ -67,38 +67,41 @@ type providerOptionFunc func(*providerConfig)
 
 func (f providerOptionFunc) applyProvider(c *providerConfig) { f(c) }
 
-// setting is a value an option may have set; an unset one is read from the
-// environment, then defaulted.
+// setting is a value given by an option, the configuration file or a
+// variable, else defaulted. Where it came from decides what a bad value
+// does, by the one rule of env.go (bad).
 type setting[T any] struct {
 	value T
-	set   bool
+	set   bool   // given, not defaulted
+	env   bool   // by the variable from names: a bad value is ignored
+	from  string // who gave it, for messages: a variable, an option, a file's setting
 }
 
 func (s *setting[T]) put(v T) { s.value, s.set = v, true }
 
+// by is put by the option or file setting from names.
+func (s *setting[T]) by(from string, v T) { s.put(v); s.from = from }
+
 // providerConfig is everything NewLoggerProvider resolves before building.
 type providerConfig struct {
-	exporterName   setting[string] // otlp, console or none
-	disabled       setting[bool]
-	endpoint       setting[string]
-	endpointFrom   string // the variable or option that set it, for messages
-	insecure       setting[bool]
-	headers        setting[map[string]string]
-	headersFrom    string // the variable or option that set them, for messages
-	headersFromEnv bool   // a variable set them: a bad use of them is ignored, not refused
-	tlsConfig      setting[*tls.Config]
-	compression    setting[string]
-	otlpTimeout    setting[time.Duration]
-	protocol       setting[string]
-	queueSize      setting[int] // records; bounds the queue only when set
-	queueBytes     setting[int]
-	requestBytes   setting[int]
-	batchSize      setting[int]
-	scheduleDelay  setting[time.Duration]
-	exportTimeout  setting[time.Duration]
-	attrCount      setting[int]
-	attrValueLen   setting[int]
-	warnings       []string // told once through the loss writer at start
+	exporterName  setting[string] // otlp, console or none
+	disabled      setting[bool]
+	endpoint      setting[string]
+	insecure      setting[bool]
+	headers       setting[map[string]string]
+	tlsConfig     setting[*tls.Config]
+	compression   setting[string]
+	otlpTimeout   setting[time.Duration]
+	protocol      setting[string]
+	queueSize     setting[int] // records; bounds the queue only when set
+	queueBytes    setting[int]
+	requestBytes  setting[int]
+	batchSize     setting[int]
+	scheduleDelay setting[time.Duration]
+	exportTimeout setting[time.Duration]
+	attrCount     setting[int]
+	attrValueLen  setting[int]
+	warnings      []string // told once through the loss writer at start
 	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
 	// resource: its value could not be read.
 	skipResourceEnv bool
@@ -130,7 +133,7 @@ type providerConfig struct {
 // as it is. The default is http://localhost:4317, or http://localhost:4318
 // for OTLP/HTTP.
 func WithEndpoint(endpoint string) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.endpoint.put(endpoint) })
+	return providerOptionFunc(func(c *providerConfig) { c.endpoint.by("WithEndpoint", endpoint) })
 }
 
 // WithInsecure turns TLS off, whatever the endpoint's scheme, overriding
@@ -145,7 +148,7 @@ func WithInsecure() ProviderOption {
 // zaplens writes.
 func WithHeaders(headers map[string]string) ProviderOption {
 	h := maps.Clone(headers)
-	return providerOptionFunc(func(c *providerConfig) { c.headers.put(h) })
+	return providerOptionFunc(func(c *providerConfig) { c.headers.by("WithHeaders", h) })
 }
 
 // WithTLSConfig sets the TLS configuration of the connection, overriding the
@@ -157,7 +160,7 @@ func WithTLSConfig(cfg *tls.Config) ProviderOption {
 // WithCompression sets the export compression, "gzip" or "none", overriding
 // OTEL_EXPORTER_OTLP_LOGS_COMPRESSION and OTEL_EXPORTER_OTLP_COMPRESSION.
 func WithCompression(name string) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.compression.put(name) })
+	return providerOptionFunc(func(c *providerConfig) { c.compression.by("WithCompression", name) })
 }
 
 // WithOTLPTimeout bounds one OTLP export, retries included, overriding
@@ -171,7 +174,7 @@ func WithOTLPTimeout(d time.Duration) ProviderOption {
 // "http/protobuf", overriding OTEL_EXPORTER_OTLP_LOGS_PROTOCOL and
 // OTEL_EXPORTER_OTLP_PROTOCOL.
 func WithProtocol(protocol string) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.protocol.put(protocol) })
+	return providerOptionFunc(func(c *providerConfig) { c.protocol.by("WithProtocol", protocol) })
 }
 
 // WithQueueSize bounds how many records may wait for export, overriding
@@ -229,7 +232,7 @@ func WithBlockOnFull(d time.Duration) ProviderOption {
 // overrides: "otlp" (the default), "console" (each request as a line of
 // OTLP/JSON on stdout) or "none" (a no-op provider).
 func WithExporterName(name string) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.exporterName.put(name) })
+	return providerOptionFunc(func(c *providerConfig) { c.exporterName.by("WithExporterName", name) })
 }
 
 // WithConsoleWriter sets where the console exporter writes; the default is
