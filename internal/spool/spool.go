@@ -324,15 +324,12 @@ func (s *Spool) evict() *segment {
 	return s.reuse(seg)
 }
 
-// reuse empties a file whose records need no sending for a new turn; it
-// returns nil when that failed, and the housekeeper removes the file: it
-// alone unmaps files while the spool runs, since it syncs them unlocked.
+// reuse empties, in a logging call, a file whose records need no sending
+// for a new turn; it returns nil when that failed, and the housekeeper
+// removes the file: it alone unmaps files while the spool runs, since it
+// syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
-	s.hmu.Lock()
-	s.seq++
-	name := segName(s.prefix, s.seq)
-	s.hmu.Unlock()
-	if seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil {
+	if s.empty(seg) {
 		return seg
 	}
 	s.hmu.Lock()
@@ -341,6 +338,16 @@ func (s *Spool) reuse(seg *segment) *segment {
 	s.hmu.Unlock()
 	s.kick()
 	return nil
+}
+
+// empty makes a file whose records need no sending new and empty, under
+// the next name, and reports whether it could.
+func (s *Spool) empty(seg *segment) bool {
+	s.hmu.Lock()
+	s.seq++
+	name := segName(s.prefix, s.seq)
+	s.hmu.Unlock()
+	return seg.recycle(s.cfg.Dir, name, s.pid, s.created, s.resource) == nil
 }
 
 // takeSpare takes a spare file, nil if none is ready. s.hmu is held.
@@ -422,7 +429,6 @@ func (s *Spool) Settle(n int, keep bool) {
 func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	var err error
 	switch {
-	case seg.mem == nil:
 	case keep:
 		seg.kept += k
 	case seg.kept == 0:
@@ -603,9 +609,9 @@ func (s *Spool) housekeep() {
 const maxSpares = 2
 
 // reap empties files all settled for reuse, up to maxSpares, and removes
-// the others, and the doomed. Each is counted as coming until it is a
-// spare or gone, so that a call at the bound waits for it rather than
-// refuse its record.
+// the others, those it could not empty, and the doomed. Each is counted as
+// coming until it is a spare or gone, so that a call at the bound waits
+// for it rather than refuse its record.
 func (s *Spool) reap() {
 	s.hmu.Lock()
 	dead, doomed := s.dead, s.doomed
@@ -615,15 +621,12 @@ func (s *Spool) reap() {
 	s.hmu.Unlock()
 	removed := doomed // counted as coming when doomed
 	for _, seg := range dead {
-		if room == 0 {
+		if room == 0 || !s.empty(seg) {
 			removed = append(removed, seg)
 			continue
 		}
-		spare := s.reuse(seg)
-		if spare != nil {
-			room--
-		}
-		s.came(spare)
+		room--
+		s.came(seg)
 	}
 	s.remove(removed)
 }

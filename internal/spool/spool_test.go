@@ -945,3 +945,80 @@ func TestNewerFormatLeftAlone(t *testing.T) {
 		t.Errorf("left %v, shipped %v, error %v: want the file left, nothing sent, and the reason", left, r.sorted(), sh.Err())
 	}
 }
+
+// unmapped reports whether the housekeeper removed seg: it is no longer
+// among the mapped files, nor counted as coming.
+func unmapped(s *Spool, seg *segment) bool {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	return !slices.Contains(s.mapped, seg) && s.coming == 0
+}
+
+// fillAndSettle appends and settles records one by one until as many
+// files as told have taken over, each record journaled.
+func fillAndSettle(t *testing.T, s *Spool, files int) {
+	t.Helper()
+	for seen, i := 0, 0; seen < files; i++ {
+		active := s.active
+		if v := s.Append(0, encoded(fmt.Sprintf("after %d", i))); v != pipeline.Journaled {
+			t.Fatalf("record %d after the failed emptying: verdict %d", i, v)
+		}
+		s.Settle(1, false)
+		if s.active != active {
+			seen++
+		}
+	}
+}
+
+// A settled file the housekeeper cannot empty for a later turn (its name
+// gone from under it) is removed, and its place under the bound given back.
+func TestHousekeeperRemovesAFileItCannotEmpty(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 2 * testSegment })
+	defer s.Close(context.Background())
+	first := s.active
+	if err := os.Remove(first.path); err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	for ; s.active == first; written++ {
+		if v := s.Append(0, encoded(fmt.Sprintf("line %d", written))); v != pipeline.Journaled {
+			t.Fatalf("record %d: verdict %d", written, v)
+		}
+	}
+	s.Settle(written, false) // the first file goes to the housekeeper, which fails to empty it
+	waitFor(t, func() bool { return unmapped(s, first) })
+	if first.mem != nil {
+		t.Error("the file the housekeeper could not empty is still mapped")
+	}
+	fillAndSettle(t, s, 5) // at a bound of two files, with one lost the spool would be full
+}
+
+// A held file a logging call lets go at the bound and cannot empty (its
+// name gone from under it) goes to the housekeeper, which removes it; the
+// call takes the next, and the file's place under the bound is given back.
+func TestEvictedFileThatCannotBeEmptiedIsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 2 * testSegment })
+	defer s.Close(context.Background())
+	written := 0
+	for ; s.Append(0, encoded(fmt.Sprintf("down %d", written))) == pipeline.Journaled; written++ {
+	}
+	s.Settle(written, true) // the collector never answered: both files held
+	if len(s.held) != 2 {
+		t.Fatalf("%d files held, want 2", len(s.held))
+	}
+	first := s.held[0]
+	if err := os.Remove(first.path); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Append(0, encoded("up")); v != pipeline.Journaled {
+		t.Fatalf("verdict %d at the bound with a held file to let go", v)
+	}
+	s.Settle(1, false)
+	waitFor(t, func() bool { return unmapped(s, first) })
+	if first.mem != nil {
+		t.Error("the file the logging call could not empty is still mapped")
+	}
+	fillAndSettle(t, s, 5)
+}
