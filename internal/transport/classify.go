@@ -16,8 +16,9 @@ type connFailure struct {
 	cause     Cause
 	what      string // this package's words for it
 	retryable bool   // in Normal mode; Final mode never retries a Refused
-	again     bool   // the connection broke: the next attempt goes at once
-	once      bool   // not retryable, but tried once more at once: the failure may be a restart
+	// again: the next attempt goes at once. The connection broke; or, not
+	// retryable, the failure may be a restart, and is told if it recurs.
+	again bool
 	// says, when set, is told instead of the error's own text, which then
 	// names only the workings of net/http or gRPC.
 	says string
@@ -29,7 +30,7 @@ func (f connFailure) attempt(protocol, endpoint, detail string) attempt {
 	if f.says != "" {
 		detail = f.says
 	}
-	return attempt{cause: f.cause, retryable: f.retryable, again: f.again, once: f.once,
+	return attempt{cause: f.cause, retryable: f.retryable, again: f.again,
 		err: errorf(nil, "%s export to %s: %s: %s", protocol, endpoint, f.what, detail)}
 }
 
@@ -76,7 +77,7 @@ func classifyConn(err error, text string, plaintext bool) (f connFailure, ok boo
 		// that is going down or restarting. Told as the likelier
 		// mismatch, and tried once more at once: a mismatch fails alike,
 		// a restart does not, and must not lose the batch.
-		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext", once: true}, true
+		return connFailure{cause: TLSMismatch, what: "the server expects TLS but the client spoke plaintext", again: true}, true
 	case has(`malformed HTTP response "\x00\x00`):
 		// An HTTP/1 client reading a gRPC server's SETTINGS frame.
 		return answeredHTTP2, true

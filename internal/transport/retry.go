@@ -26,8 +26,7 @@ type attempt struct {
 	cause     Cause         // classification
 	rejected  int64         // records rejected in a partial success
 	retryable bool          // a later attempt may succeed
-	again     bool          // the connection broke: one retry goes at once
-	once      bool          // not retryable, but one retry goes at once: see connFailure
+	again     bool          // one retry goes at once, retryable or not: see connFailure
 	throttle  time.Duration // delay the collector asked for (RetryInfo, Retry-After)
 	status    string        // the answer's status, for Result.Status
 }
@@ -41,7 +40,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	attempts, againUsed := 0, false
-	var doubt attempt // a failure tried once more at once: told if the time runs out on the retry
+	var doubt attempt // a failure no retry would cure, tried once more at once: told if the time runs out on that retry, forgotten after it
 	for {
 		if closed.Load() {
 			return closedResult(n, attempts)
@@ -55,21 +54,21 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 			return closedResult(n, attempts)
 		}
 		if err := ctx.Err(); err != nil {
-			if doubt.once {
+			if doubt.err != nil {
 				return failed(n, attempts, doubt)
 			}
 			return failed(n, attempts, ctxAttempt(a, err))
 		}
-		if a.once && !againUsed {
-			againUsed, doubt = true, a
+		doubt = attempt{} // the retry at once came back in time: it speaks for itself
+		if a.again && !againUsed {
+			againUsed = true
+			if !a.retryable {
+				doubt = a
+			}
 			continue
 		}
 		if !a.retryable || (mode == Final && a.cause == Refused) {
 			return failed(n, attempts, a)
-		}
-		if a.again && !againUsed {
-			againUsed = true
-			continue
 		}
 		wait := max(backoffDelay(attempts-1), a.throttle)
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -220,4 +221,88 @@ func TestBrokenConnection(t *testing.T) {
 			t.Errorf("%v: a broken connection", err)
 		}
 	}
+}
+
+// A failure no retry would cure, but which a restart gives too (a preface
+// cut short), is tried once more at once, unheard by onRetry, and told as
+// itself when the retry fails alike or runs out of time; it shares its one
+// retry at once with a broken connection.
+func TestDoubtfulFailureRetriedOnceAtOnce(t *testing.T) {
+	t.Parallel()
+	doubtful, _ := classifyConn(nil, `connection error: desc = "error reading server preface: EOF"`, true)
+	mismatch := doubtful.attempt("grpc", "host:4317", "error reading server preface: EOF")
+	broken := attempt{cause: Unavailable, retryable: true, again: true, err: errors.New("broken")}
+	timedOut := func(ctx context.Context) attempt {
+		<-ctx.Done()
+		return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "deadline")}
+	}
+	tests := []struct {
+		name     string
+		mode     Mode
+		as       []func(context.Context) attempt
+		cause    Cause
+		attempts int
+		fast     bool // no backoff waited
+	}{
+		{"then delivered", Normal, tries(mismatch, attempt{}), Delivered, 2, true},
+		{"then delivered, final", Final, tries(mismatch, attempt{}), Delivered, 2, true},
+		{"fails alike", Normal, tries(mismatch, mismatch, attempt{}), TLSMismatch, 2, true},
+		{"the retry runs out of time", Normal, append(tries(mismatch), timedOut), TLSMismatch, 2, false},
+		{"the retry runs out of time, final", Final, append(tries(mismatch), timedOut), TLSMismatch, 2, false},
+		{"after a broken connection, not tried again", Normal, tries(broken, mismatch, attempt{}), TLSMismatch, 2, true},
+		{"then a broken connection waits out the backoff", Normal, tries(mismatch, broken, attempt{}), Delivered, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var calls, retries atomic.Int32
+			start := time.Now()
+			r := run(context.Background(), time.Second, 4, tt.mode, new(atomic.Bool), func(Cause, error) { retries.Add(1) },
+				func(ctx context.Context) attempt {
+					i := int(calls.Add(1)) - 1
+					return tt.as[min(i, len(tt.as)-1)](ctx)
+				})
+			took := time.Since(start)
+			if r.Cause != tt.cause || r.Attempts != tt.attempts {
+				t.Errorf("result %+v, want cause %v after %d attempts", r, tt.cause, tt.attempts)
+			}
+			if tt.cause == TLSMismatch && (r.Rejected != 4 || !strings.Contains(r.Err.Error(), "server preface")) {
+				t.Errorf("result %+v: want the first failure told", r)
+			}
+			if tt.fast && (took > 200*time.Millisecond || retries.Load() != 0) {
+				t.Errorf("took %v, %d retries heard: want the one retry at once", took, retries.Load())
+			}
+		})
+	}
+}
+
+// The first failure is told for the retry at once only: a later attempt
+// that runs out of time, after a backoff, is told as itself, not as the
+// TLS mismatch a cut preface first looked like.
+func TestDoubtEndsWithItsRetry(t *testing.T) {
+	t.Parallel()
+	doubtful, _ := classifyConn(nil, `connection error: desc = "error reading server preface: EOF"`, true)
+	mismatch := doubtful.attempt("grpc", "host:4317", "error reading server preface: EOF")
+	refused := attempt{cause: Refused, retryable: true, err: errors.New("connection refused")}
+	as := append(tries(mismatch, refused), func(ctx context.Context) attempt {
+		<-ctx.Done()
+		return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "deadline")}
+	})
+	var calls atomic.Int32
+	r := run(context.Background(), 3*time.Second, 4, Normal, new(atomic.Bool), nil, func(ctx context.Context) attempt {
+		i := int(calls.Add(1)) - 1
+		return as[min(i, len(as)-1)](ctx)
+	})
+	if r.Cause != Timeout || r.Attempts != 3 {
+		t.Errorf("result %+v (%v), want a timeout after 3 attempts", r, r.Err)
+	}
+}
+
+// tries are try functions that answer as.
+func tries(as ...attempt) []func(context.Context) attempt {
+	fs := make([]func(context.Context) attempt, len(as))
+	for i, a := range as {
+		fs[i] = func(context.Context) attempt { return a }
+	}
+	return fs
 }
