@@ -408,8 +408,9 @@ var noScope scope
 // the last one's, as it is for a program's few loggers in a loop, in place
 // of a map lookup. It is stored only when it changes. BenchmarkScope
 // (benchmarks/results/scope-cache.txt): 4 ns against the map's 11 for one
-// name, 4.5 against 6 with two goroutines each on its own name, and 15
-// against 10 for two names strictly in turn, the one case it loses.
+// name, 4.5 against 6 with two goroutines each on its own name; for two
+// names strictly in turn, 15 against 10 with two CPUs and no difference
+// with one, the one case it may lose.
 func (b *bridge) scope(name string) *scope {
 	if l := b.last.Load(); l != nil && l.name == name {
 		return &l.scope
