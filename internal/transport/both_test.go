@@ -787,7 +787,10 @@ func (l *dropFirst) Accept() (net.Conn, error) {
 
 // A connection closed before the server's first word reads, over
 // plaintext gRPC, as a TLS server's would; the export tries once more at
-// once, and a collector that was restarting takes the batch.
+// once, and a collector that was restarting takes the batch. Over HTTP the
+// closed connection was always retried (a broken connection is
+// retryable): that half guards it, and only the gRPC half failed before
+// the retry at once.
 func TestConnectionClosedAtOnceIsTriedAgain(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tc transportCase) {
 		s := tc.serve(t, &dropFirst{Listener: loopback(t)}, answers(reply{}))
