@@ -1,16 +1,13 @@
 package zaplens
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/childproc"
 	"go.uber.org/zap"
 )
 
@@ -110,15 +108,11 @@ func setFileSizeLimit(n int) {
 
 // child is a running child process.
 type child struct {
+	*childproc.Proc
 	t       *testing.T
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	lines   chan string
 	stderr  *lockedBuffer
 	service string
 	started time.Time
-	outMu   sync.Mutex
-	out     []string
 }
 
 // childSpec is what a child does.
@@ -140,80 +134,23 @@ func startChild(t *testing.T, s childSpec) *child {
 		"ZAPLENS_TEST_LINES="+strconv.Itoa(s.lines),
 		"ZAPLENS_TEST_END="+s.end)
 	cmd.Env = append(cmd.Env, s.env...)
-	c := &child{t: t, cmd: cmd, lines: make(chan string, 16), stderr: &lockedBuffer{}, service: s.service}
+	c := &child{t: t, stderr: &lockedBuffer{}, service: s.service}
 	cmd.Stderr = c.stderr
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	c.started = time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			c.outMu.Lock()
-			c.out = append(c.out, sc.Text())
-			c.outMu.Unlock()
-			c.lines <- sc.Text()
-		}
-		close(c.lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	c.Proc = childproc.Start(t, cmd, func(problem string) string {
+		return fmt.Sprintf("%s: %s; stderr:\n%s", s.service, problem, c.stderr)
 	})
 	return c
-}
-
-// expect waits for a line of stdout that starts with prefix.
-func (c *child) expect(prefix string) string {
-	c.t.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				c.t.Fatalf("%s: no %q line; stdout %q; stderr:\n%s", c.service, prefix, c.stdout(), c.stderr)
-			}
-			if strings.HasPrefix(line, prefix) {
-				return strings.TrimPrefix(line, prefix)
-			}
-		case <-timeout:
-			c.t.Fatalf("%s: no %q line within a minute; stderr:\n%s", c.service, prefix, c.stderr)
-		}
-	}
-}
-
-func (c *child) stdout() []string {
-	c.outMu.Lock()
-	defer c.outMu.Unlock()
-	return slices.Clone(c.out)
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (c *child) kill() {
-	c.t.Helper()
-	if err := c.cmd.Process.Kill(); err != nil {
-		c.t.Fatal(err)
-	}
-	_ = c.cmd.Wait()
 }
 
 // report waits for the child's report and its exit.
 func (c *child) report() childReport {
 	c.t.Helper()
 	var rep childReport
-	if err := json.Unmarshal([]byte(c.expect("report ")), &rep); err != nil {
+	if err := json.Unmarshal([]byte(c.Expect("report ")), &rep); err != nil {
 		c.t.Fatal(err)
 	}
-	_ = c.cmd.Wait()
+	_ = c.Cmd.Wait()
 	return rep
 }
 
@@ -288,11 +225,11 @@ func TestSpoolKilledWhileCollectorDown(t *testing.T) {
 			if end == "fatal" {
 				n++ // the Fatal line
 			}
-			dead.expect("logged")
+			dead.Expect("logged")
 			if end == "kill" {
-				dead.kill()
+				dead.Kill()
 			} else {
-				_ = dead.cmd.Wait()
+				_ = dead.Cmd.Wait()
 			}
 			died := time.Now()
 			if len(segFilesIn(t, dir)) == 0 {
@@ -301,7 +238,7 @@ func TestSpoolKilledWhileCollectorDown(t *testing.T) {
 
 			srv := startOTLPServer(t, addr, keepRecords())
 			next := startChild(t, childSpec{dir: dir, endpoint: addr, service: "next", lines: 10})
-			next.expect("logged")
+			next.Expect("logged")
 			rep := next.report()
 			got := deliveries(srv)
 			dups := checkAll(t, got, "dead", n)
@@ -315,7 +252,7 @@ func TestSpoolKilledWhileCollectorDown(t *testing.T) {
 			if f := segFilesIn(t, dir); len(f) != 0 {
 				t.Errorf("files left: %v", f)
 			}
-			checkRecovered(t, srv, "dead", dead.cmd.Process.Pid, dead.started, died)
+			checkRecovered(t, srv, "dead", dead.Cmd.Process.Pid, dead.started, died)
 			t.Logf("%d lines delivered, %d twice", n, dups)
 		})
 	}
@@ -354,8 +291,8 @@ func TestSpoolKilledAfterBurst(t *testing.T) {
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
 	const n = 20000
 	dead := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "burst", lines: n, end: "kill"})
-	dead.expect("logged")
-	dead.kill()
+	dead.Expect("logged")
+	dead.Kill()
 	next := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "next"})
 	rep := next.report()
 	dups := checkAll(t, deliveries(srv), "burst", n)
@@ -379,8 +316,8 @@ func TestSpoolTornTail(t *testing.T) {
 	addr := freeAddr(t)
 	const n = 3000
 	dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "torn", lines: n, end: "kill"})
-	dead.expect("logged")
-	dead.kill()
+	dead.Expect("logged")
+	dead.Kill()
 	files := segFilesIn(t, dir)
 	var last string // the file whose last record is corrupted
 	for _, f := range files {
@@ -481,17 +418,17 @@ func TestSpoolEightProcesses(t *testing.T) {
 		ranks[i] = startChild(t, childSpec{dir: dir, endpoint: endpoint, service: "rank-" + strconv.Itoa(i), lines: n, end: end})
 	}
 	for _, c := range ranks {
-		c.expect("logged")
+		c.Expect("logged")
 	}
 	for i := 0; i < 8; i += 2 {
-		ranks[i].kill()
+		ranks[i].Kill()
 	}
 	// A file is a dead process's by its name. A live rank may have taken,
 	// sent and removed some of them already, before this listing: those
 	// are a dead process's too.
 	isDead := func(f string) bool {
 		for i := 0; i < 8; i += 2 {
-			if strings.HasPrefix(f, strconv.Itoa(ranks[i].cmd.Process.Pid)+"-") {
+			if strings.HasPrefix(f, strconv.Itoa(ranks[i].Cmd.Process.Pid)+"-") {
 				return true
 			}
 		}
@@ -531,7 +468,7 @@ func TestSpoolEightProcesses(t *testing.T) {
 		took("next-"+strconv.Itoa(i), c.report())
 	}
 	for i := 1; i < 8; i += 2 {
-		ranks[i].stdin.Close()
+		ranks[i].CloseStdin()
 		rep := ranks[i].report()
 		if rep.ShutdownErr != "" {
 			t.Errorf("rank-%d: %s", i, rep.ShutdownErr)
@@ -551,12 +488,12 @@ func TestSpoolEightProcesses(t *testing.T) {
 	for i := range ranks {
 		dups += checkAll(t, got, "rank-"+strconv.Itoa(i), n)
 		if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
-			t.Logf("rank-%d pid %d stdout %q stderr %s", i, ranks[i].cmd.Process.Pid, ranks[i].stdout(), ranks[i].stderr)
+			t.Logf("rank-%d pid %d stdout %q stderr %s", i, ranks[i].Cmd.Process.Pid, ranks[i].Stdout(), ranks[i].stderr)
 		}
 	}
 	if t.Failed() && os.Getenv("DEBUG_SPOOL") != "" {
 		for i, c := range next {
-			t.Logf("next-%d stdout %q stderr %s", i, c.stdout(), c.stderr)
+			t.Logf("next-%d stdout %q stderr %s", i, c.Stdout(), c.stderr)
 		}
 		t.Logf("dead files %v", deadFiles)
 	}
@@ -580,7 +517,7 @@ func TestSpoolFileSizeLimit(t *testing.T) {
 		srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
 		c := startChild(t, childSpec{dir: dir, endpoint: srv.addr, service: "limited", lines: 1000,
 			env: []string{"ZAPLENS_TEST_FSIZE_BEFORE=65536"}})
-		if msg := c.expect("err "); !strings.Contains(msg, dir) || !strings.Contains(msg, "without crash protection") {
+		if msg := c.Expect("err "); !strings.Contains(msg, dir) || !strings.Contains(msg, "without crash protection") {
 			t.Errorf("NewLoggerProvider's error: %s", msg)
 		}
 		rep := c.report()
@@ -696,8 +633,8 @@ func TestShipSpool(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
 	dead := startChild(t, childSpec{dir: dir, endpoint: addr, service: "dead", lines: 3000, end: "kill"})
-	dead.expect("logged")
-	dead.kill()
+	dead.Expect("logged")
+	dead.Kill()
 
 	ctx := context.Background()
 	st, err := ShipSpool(ctx, dir, WithEndpoint("http://"+addr), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))

@@ -27,7 +27,6 @@ package integration
 //	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -51,6 +50,7 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/childproc"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -318,7 +318,7 @@ func (h *faultHarness) round(i int) {
 	}
 	killAt := 300*time.Millisecond + h.dur(total-300*time.Millisecond)
 	c := h.startChild(rd, false)
-	c.expect("ready")
+	c.Expect("ready")
 	rd.started = time.Now()
 	odd := h.front.emptied.Load()
 	defer func() { rd.odd200 = h.front.emptied.Load() - odd }()
@@ -330,10 +330,10 @@ func (h *faultHarness) round(i int) {
 		h.apply(&rd.phases[k])
 		time.Sleep(min(left, rd.phases[k].D))
 	}
-	_ = c.cmd.Process.Kill() // an error: it ended by itself, told below
+	_ = c.Cmd.Process.Kill() // an error: it ended by itself, told below
 	rd.killed = time.Now()
-	err := c.cmd.Wait()
-	if ws, ok := c.cmd.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !ws.Signaled() {
+	err := c.Cmd.Wait()
+	if ws, ok := c.Cmd.ProcessState.Sys().(interface{ Signaled() bool }); !ok || !ws.Signaled() {
 		t.Errorf("%v: the child ended by itself before the kill (%v); stderr:\n%s", rd, err, c.stderr)
 	}
 	rd.stderr = c.stderr.String()
@@ -367,20 +367,20 @@ func (h *faultHarness) final() {
 	// collector up: the stage is about this child's own lines.
 	h.apply(&faultPhase{Kind: "up"})
 	c := h.startChild(rd, true)
-	c.expect("ready")
-	c.send("recovered")
-	c.expect("recovered")
+	c.Expect("ready")
+	c.Send("recovered")
+	c.Expect("recovered")
 	h.apply(&rd.phases[0])
 	rd.started = time.Now()
 	outage := func(k int) string {
-		c.send(fmt.Sprint("log ", faultFinalLines))
-		c.expect("logged")
-		c.send("flush")
-		flushed := c.expect("flushed ")
+		c.Send(fmt.Sprint("log ", faultFinalLines))
+		c.Expect("logged")
+		c.Send("flush")
+		flushed := c.Expect("flushed ")
 		h.apply(&rd.phases[k+1])
 		rd.phases[k].D = rd.phases[k+1].At.Sub(rd.phases[k].At)
-		c.send(fmt.Sprint("log ", faultFinalLines))
-		c.expect("logged")
+		c.Send(fmt.Sprint("log ", faultFinalLines))
+		c.Expect("logged")
 		return fmt.Sprintf("ForceFlush with the collector down: %s; collector back after %v", flushed, rd.phases[k].D.Round(time.Millisecond))
 	}
 	t.Logf("final child, first outage: %s", outage(0))
@@ -415,12 +415,12 @@ func (h *faultHarness) final() {
 	}
 	h.apply(&rd.phases[2])
 	t.Logf("final child, second outage: %s; then Shutdown at once", outage(2))
-	c.send("shutdown")
+	c.Send("shutdown")
 	var rep faultChildReport
-	if err := json.Unmarshal([]byte(c.expect("report ")), &rep); err != nil {
+	if err := json.Unmarshal([]byte(c.Expect("report ")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	_ = c.cmd.Wait()
+	_ = c.Cmd.Wait()
 	rd.report = &rep
 	rd.stderr = c.stderr.String()
 	var err error
@@ -743,12 +743,9 @@ func sum(v []uint64) uint64 {
 
 // The children.
 
+// faultProc is a running child.
 type faultProc struct {
-	t        *testing.T
-	rd       *faultRound
-	cmd      *exec.Cmd
-	stdin    io.WriteCloser
-	lines    chan string
+	*childproc.Proc
 	stderr   *e2eBuffer
 	progress string
 }
@@ -771,57 +768,12 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 	if rd.starved {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}
-	c := &faultProc{t: t, rd: rd, cmd: cmd, lines: make(chan string, 16), stderr: &e2eBuffer{}, progress: progress}
+	c := &faultProc{stderr: &e2eBuffer{}, progress: progress}
 	cmd.Stderr = c.stderr
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-		close(c.lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	c.Proc = childproc.Start(t, cmd, func(problem string) string {
+		return fmt.Sprintf("%v: %s; stderr:\n%s", rd, problem, c.stderr)
 	})
 	return c
-}
-
-func (c *faultProc) send(cmd string) {
-	if _, err := io.WriteString(c.stdin, cmd+"\n"); err != nil {
-		c.t.Fatalf("%v: %s: %v", c.rd, cmd, err)
-	}
-}
-
-// expect waits for a line of stdout that starts with prefix.
-func (c *faultProc) expect(prefix string) string {
-	c.t.Helper()
-	timeout := time.After(60 * time.Second)
-	for {
-		select {
-		case line, ok := <-c.lines:
-			if !ok {
-				c.t.Fatalf("%v: the child ended without a %q line; stderr:\n%s", c.rd, prefix, c.stderr)
-			}
-			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				return rest
-			}
-		case <-timeout:
-			c.t.Fatalf("%v: no %q line within a minute; stderr:\n%s", c.rd, prefix, c.stderr)
-		}
-	}
 }
 
 // startSpinners starts a busy process per CPU, for a starved round of the

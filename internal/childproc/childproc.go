@@ -1,0 +1,118 @@
+// Package childproc runs a test's child process and reads its stdout by
+// lines: for the crash tests, whose children really die.
+package childproc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Proc is a child process started by Start, whose stdout is read by lines.
+type Proc struct {
+	// Cmd is the command given to Start, started.
+	Cmd *exec.Cmd
+
+	t        testing.TB
+	describe func(problem string) string
+	stdin    io.WriteCloser
+	lines    chan string
+	mu       sync.Mutex
+	out      []string
+}
+
+// Start starts cmd, configured by the caller (arguments, environment,
+// stderr) but for its stdin and stdout, which Start makes pipes. A
+// goroutine reads stdout by lines of up to 1 MiB, and t's cleanup kills
+// the process and waits for it. describe makes the messages with which
+// Expect and Send fail the test: given the problem, it returns it with what
+// tells the child apart, such as its name and its stderr.
+func Start(t testing.TB, cmd *exec.Cmd, describe func(problem string) string) *Proc {
+	t.Helper()
+	p := &Proc{Cmd: cmd, t: t, describe: describe, lines: make(chan string, 16)}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out = append(p.out, sc.Text())
+			p.mu.Unlock()
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return p
+}
+
+// Expect waits up to a minute for a line of stdout that starts with prefix,
+// skipping the lines before it, and returns the rest of that line. It
+// fails the test if stdout ends first or the minute passes.
+func (p *Proc) Expect(prefix string) string {
+	p.t.Helper()
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				p.t.Fatal(p.describe(fmt.Sprintf("the child ended without a %q line; stdout %q", prefix, p.Stdout())))
+			}
+			if rest, ok := strings.CutPrefix(line, prefix); ok {
+				return rest
+			}
+		case <-timeout:
+			p.t.Fatal(p.describe(fmt.Sprintf("no %q line within a minute; stdout so far %q", prefix, p.Stdout())))
+		}
+	}
+}
+
+// Send writes line and a newline to the child's stdin, failing the test if
+// it cannot.
+func (p *Proc) Send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatal(p.describe(fmt.Sprintf("%s: %v", line, err)))
+	}
+}
+
+// CloseStdin closes the child's stdin, for a child that reads it to the end.
+func (p *Proc) CloseStdin() error {
+	return p.stdin.Close()
+}
+
+// Stdout returns the lines of stdout read so far.
+func (p *Proc) Stdout() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.out)
+}
+
+// Kill sends SIGKILL and waits for the process to be gone, failing the test
+// if it cannot send it.
+func (p *Proc) Kill() {
+	p.t.Helper()
+	if err := p.Cmd.Process.Kill(); err != nil {
+		p.t.Fatal(err)
+	}
+	_ = p.Cmd.Wait()
+}
