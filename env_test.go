@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -233,8 +234,18 @@ func FuzzParseHeaders(f *testing.F) {
 		if err == nil {
 			return
 		}
+		// Keys may be quoted, and a key may hold a value's text
+		// ("000000!=000000"): what counts is the message without them.
+		msg := err.Error()
 		for pair := range strings.SplitSeq(s, ",") {
-			if _, v, ok := strings.Cut(pair, "="); ok && len(v) >= 6 && strings.Contains(err.Error(), v) {
+			if k, _, ok := strings.Cut(pair, "="); ok && strings.TrimSpace(k) != "" {
+				k = strings.TrimSpace(k)
+				q := strconv.Quote(k) // as printable quotes it
+				msg = strings.ReplaceAll(strings.ReplaceAll(msg, q[1:len(q)-1], ""), k, "")
+			}
+		}
+		for pair := range strings.SplitSeq(s, ",") {
+			if _, v, ok := strings.Cut(pair, "="); ok && len(v) >= 6 && strings.Contains(msg, v) {
 				t.Errorf("error %q quotes value %q", err, v)
 			}
 		}
