@@ -509,10 +509,7 @@ func TestShipReadsEachFileOnce(t *testing.T) {
 // error of that file, not the death of the process.
 func TestShipFileCutShort(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, nil)
-	s.Append(0, encoded("line"))
-	s.Close(context.Background())
-	files := segFiles(t, dir)
+	files := oneRecordLeft(t, dir)
 	var r received
 	sh := Ship(ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
 		ExportTimeout: 5 * time.Second, Once: true,
@@ -538,10 +535,7 @@ func TestShipLeavesFileCountCannotRead(t *testing.T) {
 		return old(fd)
 	}
 	dir := t.TempDir()
-	s := openTest(t, dir, nil)
-	s.Append(0, encoded("line"))
-	s.Close(context.Background())
-	files := segFiles(t, dir)
+	files := oneRecordLeft(t, dir)
 	var r received
 	sh := shipAll(t, dir, &r, true)
 	if c := sh.Counts(); c.Found != 0 || c.Exported != 0 || c.Left() != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
@@ -654,9 +648,7 @@ func TestShipRetryJitter(t *testing.T) {
 	var waits []time.Duration // written by the shipper, read after Done
 	retryWait = func(_ *Shipper, d time.Duration) bool { waits = append(waits, d); return true }
 	dir := t.TempDir()
-	s := openTest(t, dir, nil)
-	s.Append(0, encoded("line"))
-	s.Close(context.Background())
+	oneRecordLeft(t, dir)
 	steps := []time.Duration{1, 2, 4, 8, 16, 30, 30, 30, 30}
 	r := received{fail: len(steps)}
 	if c := shipAll(t, dir, &r, false).Counts(); c.Exported != 1 || len(waits) != len(steps) {
@@ -918,14 +910,21 @@ func TestNoneRefusedWhileAFileComesBack(t *testing.T) {
 	}
 }
 
+// oneRecordLeft closes a spool in dir holding one record no collector
+// took, and returns the files it left.
+func oneRecordLeft(t *testing.T, dir string) []string {
+	t.Helper()
+	s := openTest(t, dir, nil)
+	s.Append(0, encoded("line"))
+	s.Close(context.Background())
+	return segFiles(t, dir)
+}
+
 // A file of a newer format is left as it is, for the zaplens that wrote
 // it, not taken for junk and removed.
 func TestNewerFormatLeftAlone(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, nil)
-	s.Append(0, encoded("line"))
-	s.Close(context.Background())
-	files := segFiles(t, dir)
+	files := oneRecordLeft(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("files %v", files)
 	}
