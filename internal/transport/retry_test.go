@@ -57,10 +57,37 @@ func TestParseRetryAfter(t *testing.T) {
 
 // script is a try function that answers from a list, repeating the last.
 func script(calls *atomic.Int32, as ...attempt) func(context.Context) attempt {
-	return func(context.Context) attempt {
+	return steps(calls, tries(as...)...)
+}
+
+// steps is script for answers that may wait on the attempt's context.
+func steps(calls *atomic.Int32, fs ...func(context.Context) attempt) func(context.Context) attempt {
+	return func(ctx context.Context) attempt {
 		i := int(calls.Add(1)) - 1
-		return as[min(i, len(as)-1)]
+		return fs[min(i, len(fs)-1)](ctx)
 	}
+}
+
+// tries are try functions that answer as.
+func tries(as ...attempt) []func(context.Context) attempt {
+	fs := make([]func(context.Context) attempt, len(as))
+	for i, a := range as {
+		fs[i] = func(context.Context) attempt { return a }
+	}
+	return fs
+}
+
+// timedOut is an attempt that waits until its context ends.
+func timedOut(ctx context.Context) attempt {
+	<-ctx.Done()
+	return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "deadline")}
+}
+
+// cutPreface is a gRPC preface cut short: a TLS server's answer to
+// plaintext, or a collector restarting.
+func cutPreface() attempt {
+	doubtful, _ := classifyConn(nil, `connection error: desc = "error reading server preface: EOF"`, true)
+	return doubtful.attempt("grpc", "host:4317", "error reading server preface: EOF")
 }
 
 func TestRun(t *testing.T) {
@@ -229,39 +256,35 @@ func TestBrokenConnection(t *testing.T) {
 // retry at once with a broken connection.
 func TestDoubtfulFailureRetriedOnceAtOnce(t *testing.T) {
 	t.Parallel()
-	doubtful, _ := classifyConn(nil, `connection error: desc = "error reading server preface: EOF"`, true)
-	mismatch := doubtful.attempt("grpc", "host:4317", "error reading server preface: EOF")
+	mismatch := cutPreface()
 	broken := attempt{cause: Unavailable, retryable: true, again: true, err: errors.New("broken")}
-	timedOut := func(ctx context.Context) attempt {
-		<-ctx.Done()
-		return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "deadline")}
-	}
+	const (
+		atOnce        = iota // the one retry at once, unheard by onRetry
+		afterBackoff         // a retry after the backoff, heard
+		untilDeadline        // the time ran out
+	)
 	tests := []struct {
 		name     string
 		mode     Mode
 		as       []func(context.Context) attempt
 		cause    Cause
 		attempts int
-		fast     bool // no backoff waited
+		waited   int
 	}{
-		{"then delivered", Normal, tries(mismatch, attempt{}), Delivered, 2, true},
-		{"then delivered, final", Final, tries(mismatch, attempt{}), Delivered, 2, true},
-		{"fails alike", Normal, tries(mismatch, mismatch, attempt{}), TLSMismatch, 2, true},
-		{"the retry runs out of time", Normal, append(tries(mismatch), timedOut), TLSMismatch, 2, false},
-		{"the retry runs out of time, final", Final, append(tries(mismatch), timedOut), TLSMismatch, 2, false},
-		{"after a broken connection, not tried again", Normal, tries(broken, mismatch, attempt{}), TLSMismatch, 2, true},
-		{"then a broken connection waits out the backoff", Normal, tries(mismatch, broken, attempt{}), Delivered, 3, false},
+		{"then delivered", Normal, tries(mismatch, attempt{}), Delivered, 2, atOnce},
+		{"then delivered, final", Final, tries(mismatch, attempt{}), Delivered, 2, atOnce},
+		{"fails alike", Normal, tries(mismatch, mismatch, attempt{}), TLSMismatch, 2, atOnce},
+		{"the retry runs out of time", Normal, append(tries(mismatch), timedOut), TLSMismatch, 2, untilDeadline},
+		{"the retry runs out of time, final", Final, append(tries(mismatch), timedOut), TLSMismatch, 2, untilDeadline},
+		{"after a broken connection, not tried again", Normal, tries(broken, mismatch, attempt{}), TLSMismatch, 2, atOnce},
+		{"then a broken connection waits out the backoff", Normal, tries(mismatch, broken, attempt{}), Delivered, 3, afterBackoff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var calls, retries atomic.Int32
 			start := time.Now()
-			r := run(context.Background(), time.Second, 4, tt.mode, new(atomic.Bool), func(Cause, error) { retries.Add(1) },
-				func(ctx context.Context) attempt {
-					i := int(calls.Add(1)) - 1
-					return tt.as[min(i, len(tt.as)-1)](ctx)
-				})
+			r := run(context.Background(), time.Second, 4, tt.mode, new(atomic.Bool), func(Cause, error) { retries.Add(1) }, steps(&calls, tt.as...))
 			took := time.Since(start)
 			if r.Cause != tt.cause || r.Attempts != tt.attempts {
 				t.Errorf("result %+v, want cause %v after %d attempts", r, tt.cause, tt.attempts)
@@ -269,8 +292,13 @@ func TestDoubtfulFailureRetriedOnceAtOnce(t *testing.T) {
 			if tt.cause == TLSMismatch && (r.Rejected != 4 || !strings.Contains(r.Err.Error(), "server preface")) {
 				t.Errorf("result %+v: want the first failure told", r)
 			}
-			if tt.fast && (took > 200*time.Millisecond || retries.Load() != 0) {
+			switch {
+			case tt.waited == atOnce && (took > 200*time.Millisecond || retries.Load() != 0):
 				t.Errorf("took %v, %d retries heard: want the one retry at once", took, retries.Load())
+			case tt.waited == afterBackoff && (took < backoffInitial*8/10 || retries.Load() != 1):
+				t.Errorf("took %v, %d retries heard: want one retry after the backoff", took, retries.Load())
+			case tt.waited == untilDeadline && (took < 900*time.Millisecond || retries.Load() != 0):
+				t.Errorf("took %v, %d retries heard: want the retry at once, then the deadline", took, retries.Load())
 			}
 		})
 	}
@@ -281,28 +309,10 @@ func TestDoubtfulFailureRetriedOnceAtOnce(t *testing.T) {
 // TLS mismatch a cut preface first looked like.
 func TestDoubtEndsWithItsRetry(t *testing.T) {
 	t.Parallel()
-	doubtful, _ := classifyConn(nil, `connection error: desc = "error reading server preface: EOF"`, true)
-	mismatch := doubtful.attempt("grpc", "host:4317", "error reading server preface: EOF")
 	refused := attempt{cause: Refused, retryable: true, err: errors.New("connection refused")}
-	as := append(tries(mismatch, refused), func(ctx context.Context) attempt {
-		<-ctx.Done()
-		return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "deadline")}
-	})
 	var calls atomic.Int32
-	r := run(context.Background(), 3*time.Second, 4, Normal, new(atomic.Bool), nil, func(ctx context.Context) attempt {
-		i := int(calls.Add(1)) - 1
-		return as[min(i, len(as)-1)](ctx)
-	})
+	r := run(context.Background(), 3*time.Second, 4, Normal, new(atomic.Bool), nil, steps(&calls, append(tries(cutPreface(), refused), timedOut)...))
 	if r.Cause != Timeout || r.Attempts != 3 {
 		t.Errorf("result %+v (%v), want a timeout after 3 attempts", r, r.Err)
 	}
-}
-
-// tries are try functions that answer as.
-func tries(as ...attempt) []func(context.Context) attempt {
-	fs := make([]func(context.Context) attempt, len(as))
-	for i, a := range as {
-		fs[i] = func(context.Context) attempt { return a }
-	}
-	return fs
 }
