@@ -245,8 +245,8 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 // call; at the bound, a held file let go. A call waits on the disk only
 // when the housekeeper fell behind a burst, for about a millisecond: a
 // starved housekeeper must not leave records unprotected. It waits for the
-// housekeeper only when the file being made is the last the bound allows,
-// and at most maxMadeWait.
+// housekeeper only at the bound, while the housekeeper makes, empties or
+// removes a file, and at most maxMadeWait.
 func (s *Spool) next() (seg *segment, full bool) {
 	for {
 		s.hmu.Lock()
@@ -675,8 +675,8 @@ func without(segs, gone []*segment) []*segment {
 	return out
 }
 
-// makeSpare makes the next file ahead of need; it reports false when that
-// failed for another reason than the bound.
+// makeSpare makes the next file ahead of need, when none is spare and the
+// bound leaves room; it reports false when making it failed.
 // The file's place is taken under hmu, with the decision, so that a
 // logging call making the last file meanwhile finds no room, rather than
 // both making one and the housekeeper failing at the bound.

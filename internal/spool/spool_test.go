@@ -95,10 +95,14 @@ func (r *received) sorted() []string {
 	return out
 }
 
-func shipAll(t *testing.T, dir string, r *received, once bool) *Shipper {
+func shipAll(t *testing.T, dir string, r *received, once bool, edit ...func(*ShipConfig)) *Shipper {
 	t.Helper()
-	sh := Ship(ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
-		ExportTimeout: 5 * time.Second, Once: once})
+	cfg := ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
+		ExportTimeout: 5 * time.Second, Once: once}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	sh := Ship(cfg)
 	select {
 	case <-sh.Done():
 	case <-time.After(20 * time.Second):
@@ -511,10 +515,9 @@ func TestShipFileCutShort(t *testing.T) {
 	dir := t.TempDir()
 	files := oneRecordLeft(t, dir)
 	var r received
-	sh := Ship(ShipConfig{Dir: dir, Export: r.export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
-		ExportTimeout: 5 * time.Second, Once: true,
-		Say: func(string) { os.Truncate(files[0], 0) }}) // between the count and the sending
-	<-sh.Done()
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) {
+		c.Say = func(string) { os.Truncate(files[0], 0) } // between the count and the sending
+	})
 	if c := sh.Counts(); c.Found != 1 || c.Exported != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
 		t.Fatalf("counts %+v, error %v: want the record found, not sent, and the file's error", c, sh.Err())
 	}
@@ -572,9 +575,7 @@ func TestShipFileCutWhileSending(t *testing.T) {
 		}
 		return r.export(ctx, body, n, final)
 	}
-	sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
-		ExportTimeout: 5 * time.Second, Once: true})
-	<-sh.Done()
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Export = export })
 	if c := sh.Counts(); c.Found != 200 || c.Exported != 100 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
 		t.Fatalf("counts %+v, error %v: want the first hundred sent, and the file's error", c, sh.Err())
 	}
@@ -597,9 +598,9 @@ func TestShipRequestsStayUnderBound(t *testing.T) {
 		sizes = append(sizes, len(body))
 		return r.export(ctx, body, n, final)
 	}
-	sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 1000, MaxRequestBytes: bound,
-		ExportTimeout: 5 * time.Second, Once: true})
-	<-sh.Done()
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) {
+		c.Export, c.MaxBatchRecords, c.MaxRequestBytes = export, 1000, bound
+	})
 	if c := sh.Counts(); c.Exported != 3000 || len(sizes) < 10 {
 		t.Fatalf("counts %+v in %d requests", c, len(sizes))
 	}
@@ -688,9 +689,7 @@ func TestShipGoesOnPastRefusal(t *testing.T) {
 		}
 		return r.export(ctx, body, n, final)
 	}
-	sh := Ship(ShipConfig{Dir: dir, Export: export, MaxBatchRecords: 100, MaxRequestBytes: 1 << 20,
-		ExportTimeout: 5 * time.Second, Once: true})
-	<-sh.Done()
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Export = export })
 	c := sh.Counts()
 	if c.Found != 250 || c.Exported != 150 || c.Rejected != 100 || c.Left() != 0 {
 		t.Errorf("counts %+v: want 150 exported, 100 rejected, none left", c)
