@@ -189,6 +189,8 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 		e.AddBool(f.Key, f.Integer == 1)
 	case zapcore.StringerType:
 		e.addString(stringerText(f.Key, f.Interface))
+	case zapcore.ErrorType:
+		e.addError(f.Key, f.Interface) // readError guards the error's code
 	default:
 		if v, ok := intField(&f); ok {
 			e.AddInt64(f.Key, v)
@@ -217,8 +219,11 @@ func intField(f *zapcore.Field) (int64, bool) {
 		return int64(uint16(f.Integer)), true
 	case zapcore.Uint8Type:
 		return int64(uint8(f.Integer)), true
-	case zapcore.Uint64Type, zapcore.UintptrType:
+	case zapcore.Uint64Type:
 		return f.Integer, f.Integer >= 0
+	case zapcore.UintptrType:
+		v := uint64(uintptr(f.Integer)) // at its width, as zap's Field.AddTo reads it
+		return int64(v), v <= math.MaxInt64
 	}
 	return 0, false
 }
@@ -239,10 +244,6 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 			e.addString(f.Key+"Error", "PANIC="+panicText(r))
 		}
 	}()
-	if f.Type == zapcore.ErrorType {
-		e.addError(f.Key, f.Interface)
-		return
-	}
 	f.AddTo(e)
 }
 

@@ -285,16 +285,9 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 		return d.int(f.Key, v)
 	}
 	if f.Type == zapcore.Uint64Type || f.Type == zapcore.UintptrType {
-		// Above MaxInt64, as zap's Field.AddTo reads it (a uintptr is cut
-		// to its width): a decimal string, as uintValue makes it.
-		v := uint64(f.Integer)
-		if f.Type == zapcore.UintptrType {
-			v = uint64(uintptr(f.Integer))
-		}
-		if v <= math.MaxInt64 {
-			return d.int(f.Key, int64(v))
-		}
-		return d.formatted(f.Key, strconv.AppendUint(d.scratch[:0], v, 10))
+		// Above MaxInt64 (intField took the rest): a decimal string, as
+		// uintValue makes it.
+		return d.formatted(f.Key, strconv.AppendUint(d.scratch[:0], uint64(f.Integer), 10))
 	}
 	// A namespace, or an inline marshaler, which may open one: what
 	// follows nests, which the direct way does not write.
@@ -344,10 +337,8 @@ func (d *directWriter) error(i int, f *zapcore.Field) bool {
 		x.attrs = append(x.attrs, r.details...)
 		return true
 	}
-	kvs := d.keep(i, heldValue{}, stringAttr(r.key, r.msg))
-	if len(r.details) > 0 {
-		kvs = d.extend(r.details...)
-	}
+	d.keep(i, heldValue{}, stringAttr(r.key, r.msg))
+	kvs := d.extend(r.details...)
 	return d.str(string(kvs[0].Key), kvs[0].Value.AsString()) && d.addAttrs(kvs[1:])
 }
 

@@ -98,7 +98,7 @@ func AppendFloatAttr(b []byte, key string, v float64, lim *Limits) []byte {
 		return AppendStringAttr(b, key, Redacted, lim)
 	}
 	b = appendAttrHead(b, key, 1+8)
-	b = append(b, anyDouble<<3|byte(protowire.Fixed64Type))
+	b = appendTag(b, anyDouble, protowire.Fixed64Type)
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
