@@ -12,17 +12,35 @@
 # (whose GC is left out here; count allocations with -benchmem) costs more
 # than its count says. But the count does not move
 # with the machine's neighbours, so it settles a change of 50 ns that
-# timing on a shared two-core VM cannot (docs/benchmark-call-time.md).
+# timing on a shared two-core VM cannot (docs/costs.md).
 #
 #   go test -c -o /tmp/root.test . && benchmarks/icount.sh /tmp/root.test 'CallParts/zap-alone$'
 #   (cd benchmarks && go test -c -o /tmp/bench.test .) &&
 #     ZAPLENS_BENCH_HEAP=0 benchmarks/icount.sh /tmp/bench.test '^BenchmarkCall$/bridge=zaplens$' 20000 60000
 #
+# ICOUNT_KEEP=DIR keeps the two runs' cachegrind output, as
+# DIR/cachegrind.out.N1 and DIR/cachegrind.out.N2 (one DIR per benchmark),
+# for the count by function: cg_diff of the two files, the N2-N1
+# iterations' instructions, read with cg_annotate; the cg_diff files of two
+# benchmarks, diffed again, tell where one's extra instructions go.
+#
+#   ICOUNT_KEEP=/tmp/cg-zap benchmarks/icount.sh /tmp/root.test 'CallParts/zap-alone$' &&
+#     cg_diff /tmp/cg-zap/cachegrind.out.10000 /tmp/cg-zap/cachegrind.out.30000 > /tmp/cg-zap/diff &&
+#     cg_annotate --threshold=0 /tmp/cg-zap/diff
+#
 # Needs valgrind (apt install valgrind).
 set -euo pipefail
 bin=$1 re=$2 n1=${3:-10000} n2=${4:-30000}
+keep=${ICOUNT_KEEP:-}
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+fi
 count() {
-	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+	local out=/dev/null
+	if [ -n "$keep" ]; then
+		out="$keep/cachegrind.out.$1"
+	fi
+	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
 		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime "${1}x" 2>&1 |
 		sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }

@@ -5,23 +5,27 @@
 #
 #   - BenchmarkCall: the logging call (Info, 5 fields and a context) through
 #     each contender on its own default pipeline, exporting over OTLP/gRPC to
-#     cmd/otlpsink in another process;
+#     cmd/otlpsink in another process; besides zap alone, the official
+#     bridge and zaplens, zaplens-noids (no ids in the user's JSON line);
 #   - the same with the receiver paused for each timed loop: the call with
 #     no export work competing, a lower bound for every contender;
 #   - BenchmarkBusyRank: the busy rank (10 steps x 10,000 lines, with 0.5 s of
-#     compute between steps and back to back), same pipelines;
+#     compute between steps and back to back), the same pipelines but
+#     zaplens-noids;
 #   - BenchmarkLine and BenchmarkLever: cases 1-7 in one process, every bridge
 #     on one sdk/log provider of the user's own whose exporter counts and
 #     discards;
-#   - CPU profiles of BenchmarkCall for each contender, split by package,
-#     and the top functions of zaplens's;
+#   - CPU profiles of BenchmarkCall for zap alone, the official bridge and
+#     zaplens, split by package, and the top functions of zaplens's;
 #   - the charts (cmd/charts): the call's time and CPU per delivered line,
 #     the share delivered and the peak heap, drawn from call.txt and
 #     busy.txt into docs/img/*.svg.
 #
 # Raw results go to benchmarks/results/.
 #
-#   benchmarks/run.sh                 # about 9 minutes on 2 cores
+#   benchmarks/run.sh                 # about 9 minutes on 2 cores with three
+#                                     # contenders in BenchmarkCall; longer
+#                                     # with zaplens-noids, not measured since
 #   COUNT=10 BUSY_COUNT=8 benchmarks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -41,7 +41,7 @@ type table struct {
 	rows  []string
 	cols  []string
 	cells map[string]map[string]map[string]cell // unit, row, col
-	raw   rawRuns
+	raw   benchraw.Runs
 }
 
 func main() {
@@ -51,7 +51,10 @@ func main() {
 	flag.Parse()
 	t, err := parse(os.Stdin)
 	if err == nil && *rawFile != "" {
-		t.raw, err = readRaw(*rawFile)
+		// A result's row is its compute=, case= or lever= part if it has
+		// one, else its name before the first slash with the GOMAXPROCS
+		// suffix, as benchstat names it; its column, its bridge= part.
+		t.raw, err = benchraw.Read(*rawFile, true, "compute", "case", "lever")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
@@ -329,8 +332,8 @@ func writeCall(w io.Writer, t *table) {
 func (t *table) ratio1(unit, row, num, den string) string {
 	n, d := t.get(unit, row, num), t.get(unit, row, den)
 	if _, ok := t.cells[unit]; !ok { // a unit only the raw runs have: their lowest
-		nlo, _, nok := t.raw.span(unit, row, num)
-		dlo, _, dok := t.raw.span(unit, row, den)
+		nlo, _, nok := t.raw.Span(unit, row, num)
+		dlo, _, dok := t.raw.Span(unit, row, den)
 		n, d = cell{v: nlo, ok: nok}, cell{v: dlo, ok: dok}
 	}
 	return ratioOf(n, d)
@@ -359,7 +362,7 @@ func (t *table) dur(unit, row, col string) string {
 
 // rawMin is the lowest of the raw runs' values, in nanoseconds.
 func (t *table) rawMin(unit, row, col string) string {
-	lo, _, ok := t.raw.span(unit, row, col)
+	lo, _, ok := t.raw.Span(unit, row, col)
 	if !ok {
 		return "—"
 	}
@@ -401,35 +404,10 @@ func (t *table) withRange(unit, row, col string, format func(float64) string, ra
 		return "—"
 	}
 	s := format(c.v)
-	if lo, hi, ok := t.raw.span(unit, row, col); ok && (always || lo != hi) {
+	if lo, hi, ok := t.raw.Span(unit, row, col); ok && (always || lo != hi) {
 		s += " (" + fmt.Sprintf(rangeFormat, lo, hi) + ")"
 	}
 	return s
-}
-
-// rawRuns holds every run's value of each metric: unit, row, col.
-type rawRuns benchraw.Runs
-
-// readRaw reads the benchmarks' own output. A benchmark's row is its
-// compute=, case= or lever= key if it has one, else its name before the
-// first slash with the GOMAXPROCS suffix, as benchstat names it; its
-// column its bridge=.
-func readRaw(name string) (rawRuns, error) {
-	r, err := benchraw.Read(name, true, "compute", "case", "lever")
-	return rawRuns(r), err
-}
-
-// span is the lowest and highest of a metric over the runs.
-func (r rawRuns) span(unit, row, col string) (lo, hi float64, ok bool) {
-	vs := r[unit][row][col]
-	if len(vs) == 0 {
-		return 0, 0, false
-	}
-	lo, hi = vs[0], vs[0]
-	for _, v := range vs[1:] {
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	return lo, hi, true
 }
 
 func fmtNs(ns float64) string {

@@ -20,7 +20,6 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -30,9 +29,6 @@ import (
 
 	"github.com/zaplens/zaplens/benchmarks/internal/benchraw"
 )
-
-// runs holds a raw file's values: unit, then scenario, then contender.
-type runs = benchraw.Runs
 
 func main() {
 	callFile := flag.String("call", "results/call.txt", "BenchmarkCall's raw output")
@@ -45,12 +41,15 @@ func main() {
 	}
 }
 
+// run draws the charts from the raw files. A result's scenario is the
+// compute= part of its name, else the benchmark's name without
+// "Benchmark" and the GOMAXPROCS suffix; its contender, the bridge= part.
 func run(callFile, busyFile, out string) error {
-	call, err := read(callFile)
+	call, err := benchraw.Read(callFile, false, "compute")
 	if err != nil {
 		return err
 	}
-	busy, err := read(busyFile)
+	busy, err := benchraw.Read(busyFile, false, "compute")
 	if err != nil {
 		return err
 	}
@@ -59,9 +58,9 @@ func run(callFile, busyFile, out string) error {
 
 	// The call: two measures, three contenders; zap alone delivers nothing,
 	// so its CPU is per line logged.
-	cpu := map[string]float64{"zap": median(call["cpu-ns/op"]["Call"]["zap"])}
+	cpu := map[string]float64{"zap": benchraw.Median(call["cpu-ns/op"]["Call"]["zap"])}
 	for _, c := range contenders[1:] {
-		cpu[c] = median(call["cpu-ns/delivered"]["Call"][c])
+		cpu[c] = benchraw.Median(call["cpu-ns/delivered"]["Call"][c])
 	}
 	callChart := chart{
 		title:  "The logging call, 100,000 lines (" + filepath.Base(callFile) + ")",
@@ -69,12 +68,12 @@ func run(callFile, busyFile, out string) error {
 		groups: []string{"wall time per call", "CPU per delivered line"},
 	}
 	for _, c := range contenders {
-		callChart.series = append(callChart.series, series{names[c], []float64{median(call["ns/op"]["Call"][c]), cpu[c]}})
+		callChart.series = append(callChart.series, series{names[c], []float64{benchraw.Median(call["ns/op"]["Call"][c]), cpu[c]}})
 	}
 
 	scenarios := []struct {
 		name string
-		r    runs
+		r    benchraw.Runs
 		row  string
 	}{
 		{"burst of 100,000 (call.txt)", call, "Call"},
@@ -99,8 +98,8 @@ func run(callFile, busyFile, out string) error {
 	for _, c := range contenders {
 		var d, h []float64
 		for _, s := range scenarios {
-			d = append(d, median(s.r["%delivered"][s.row][c]))
-			h = append(h, median(s.r["peak-heap-MiB"][s.row][c]))
+			d = append(d, benchraw.Median(s.r["%delivered"][s.row][c]))
+			h = append(h, benchraw.Median(s.r["peak-heap-MiB"][s.row][c]))
 		}
 		if c != "zap" { // zap alone ships nothing
 			delivered.series = append(delivered.series, series{names[c], d})
@@ -119,33 +118,13 @@ func run(callFile, busyFile, out string) error {
 	return nil
 }
 
-// read parses go test -bench output into runs, as cmd/benchtable does: the
-// scenario is the compute= part of the name, else the benchmark's name
-// without its prefix and suffix; the contender, the bridge= part.
-func read(name string) (runs, error) {
-	r, err := benchraw.Read(name, false, "compute")
-	return runs(r), err
-}
-
+// label formats v as format says; an empty format writes it exactly, as
+// a median of two runs can end in .5.
 func label(format string, v float64) string {
 	if format == "" {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return fmt.Sprintf(format, v)
-}
-
-// median is benchstat's: the middle value, or the mean of the two middle
-// ones; 0 for none.
-func median(vs []float64) float64 {
-	if len(vs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(vs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 type series struct {

@@ -41,14 +41,19 @@ func Read(name string, withProcs bool, rowKeys ...string) (Runs, error) {
 	return r, sc.Err()
 }
 
-// rowCol reads a result's name, "BenchmarkCall/bridge=zap-2".
+// rowCol reads a result's name, "BenchmarkCall/bridge=zap-2". The
+// GOMAXPROCS suffix is a dash and a number, which testing leaves out when
+// GOMAXPROCS is 1: a name's own dash ("bridge=zaplens-noids") is no
+// suffix.
 func rowCol(name string, withProcs bool, rowKeys []string) (row, col string) {
 	parts := strings.Split(name, "/")
 	last := parts[len(parts)-1]
 	procs := ""
 	if i := strings.LastIndex(last, "-"); i > 0 {
-		procs = last[i:]
-		parts[len(parts)-1] = last[:i]
+		if _, err := strconv.Atoi(last[i+1:]); err == nil {
+			procs = last[i:]
+			parts[len(parts)-1] = last[:i]
+		}
 	}
 	row = strings.TrimPrefix(parts[0], "Benchmark")
 	if withProcs {
@@ -74,4 +79,28 @@ func (r Runs) add(unit, row, col string, v float64) {
 		r[unit][row] = map[string][]float64{}
 	}
 	r[unit][row][col] = append(r[unit][row][col], v)
+}
+
+// Median is benchstat's: the middle value, or the mean of the two middle
+// ones; 0 for none.
+func Median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Span is the lowest and highest of a measure over the runs; ok is false
+// when there are none.
+func (r Runs) Span(unit, row, col string) (lo, hi float64, ok bool) {
+	vs := r[unit][row][col]
+	if len(vs) == 0 {
+		return 0, 0, false
+	}
+	return slices.Min(vs), slices.Max(vs), true
 }
