@@ -96,21 +96,35 @@ func (f *fileConfig) applyProcessors(c *providerConfig, procs []otelconf.LogReco
 		return errors.New(at + ": no batch processor; zaplens runs one batch processor")
 	}
 	b := p.Batch
-	if b.MaxQueueSize != nil && !c.queueSize.set {
-		c.queueSize.put(*b.MaxQueueSize)
-	}
-	if b.MaxExportBatchSize != nil && !c.batchSize.set {
-		c.batchSize.put(*b.MaxExportBatchSize)
-	}
-	// Zero is "no limit" in the file; zaplens keeps a bound on every wait,
-	// so zero keeps the default, as otelconf does for the exporter's.
-	if b.ScheduleDelay != nil && *b.ScheduleDelay > 0 && !c.scheduleDelay.set {
-		c.scheduleDelay.put(time.Duration(*b.ScheduleDelay) * time.Millisecond)
-	}
-	if b.ExportTimeout != nil && *b.ExportTimeout > 0 && !c.exportTimeout.set {
-		c.exportTimeout.put(time.Duration(*b.ExportTimeout) * time.Millisecond)
+	fileInt(&c.queueSize, at+".batch.max_queue_size", b.MaxQueueSize)
+	fileInt(&c.batchSize, at+".batch.max_export_batch_size", b.MaxExportBatchSize)
+	if err := errors.Join(fileMillis(&c.scheduleDelay, at+".batch.schedule_delay", b.ScheduleDelay),
+		fileMillis(&c.exportTimeout, at+".batch.export_timeout", b.ExportTimeout)); err != nil {
+		return err
 	}
 	return f.applyExporter(c, at+".batch.exporter", b.Exporter)
+}
+
+// fileInt gives s the file's value v, if any and no option gave s one,
+// named by its key at.
+func fileInt(s *setting[int], at string, v *int) {
+	if v != nil && !s.set {
+		s.by(at, *v)
+	}
+}
+
+// fileMillis is fileInt for a duration in milliseconds. Zero is "no
+// limit" in the file; zaplens keeps a bound on every wait, so zero keeps
+// the default, as otelconf does for the exporter's.
+func fileMillis(s *setting[time.Duration], at string, ms *int) error {
+	switch {
+	case ms == nil || *ms <= 0 || s.set:
+	case int64(*ms) > maxMillis:
+		return fmt.Errorf("%s(%d): more milliseconds than a duration holds", at, *ms)
+	default:
+		s.by(at, time.Duration(*ms)*time.Millisecond)
+	}
+	return nil
 }
 
 func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogRecordExporter) error {
@@ -130,10 +144,9 @@ func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogR
 		return nil // an option chose the exporter: the file's is not used
 	}
 	if e.Console != nil {
-		c.exporterName.put("console")
+		c.exporterName.by(at+".console", "console")
 		return nil
 	}
-	c.exporterName.put("otlp")
 	if g := e.OTLPGrpc; g != nil {
 		at += ".otlp_grpc"
 		var t otlpFileTLS
@@ -168,9 +181,12 @@ type otlpFileTLS struct {
 	insecure      *bool // gRPC only: plaintext to an endpoint without scheme
 }
 
+// applyOTLP takes the OTLP exporter at. Its headers are checked, as an
+// option's, by the protocol resolved (resolveHeaders).
 func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFile) error {
+	c.exporterName.by(at, "otlp")
 	if !c.protocol.set {
-		c.protocol.put(protocol)
+		c.protocol.by(at, protocol)
 	}
 	if o.endpoint != nil && !c.endpoint.set {
 		ep := strings.TrimSpace(*o.endpoint)
@@ -185,20 +201,16 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 	if o.compression != nil && !c.compression.set {
 		switch *o.compression {
 		case "gzip", "none":
-			c.compression.put(*o.compression)
+			c.compression.by(at+".compression", *o.compression)
 		default:
 			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.compression)
 		}
 	}
-	if o.timeout != nil && *o.timeout > 0 && !c.otlpTimeout.set {
-		c.otlpTimeout.put(time.Duration(*o.timeout) * time.Millisecond)
+	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.timeout); err != nil {
+		return err
 	}
 	if (o.headers != nil || o.headersList != nil) && !c.headers.set {
 		h, err := fileHeaders(at, o.headers, o.headersList)
-		if err != nil {
-			return err
-		}
-		h, err = checkHeaders(at+".headers", h, protocol)
 		if err != nil {
 			return err
 		}
@@ -209,7 +221,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 		if err != nil {
 			return err
 		}
-		c.tlsConfig.put(cfg)
+		c.tlsConfig.by(at+".tls", cfg)
 	}
 	return nil
 }
@@ -264,23 +276,20 @@ func fileTLS(at string, t otlpFileTLS) (*tls.Config, error) {
 // attribute_limits, as otelconf gives them to sdk/log.
 func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeLimits, l *otelconf.LogRecordLimits) {
 	var count, length *int
+	countAt, lengthAt := "attribute_limits", "attribute_limits"
 	if general != nil {
 		count, length = general.AttributeCountLimit, general.AttributeValueLengthLimit
 	}
 	if l != nil {
 		if l.AttributeCountLimit != nil {
-			count = l.AttributeCountLimit
+			count, countAt = l.AttributeCountLimit, "logger_provider.limits"
 		}
 		if l.AttributeValueLengthLimit != nil {
-			length = l.AttributeValueLengthLimit
+			length, lengthAt = l.AttributeValueLengthLimit, "logger_provider.limits"
 		}
 	}
-	if count != nil && !c.attrCount.set {
-		c.attrCount.put(*count)
-	}
-	if length != nil && !c.attrValueLen.set {
-		c.attrValueLen.put(*length)
-	}
+	fileInt(&c.attrCount, countAt+".attribute_count_limit", count)
+	fileInt(&c.attrValueLen, lengthAt+".attribute_value_length_limit", length)
 }
 
 // fileResource builds the resource section as otelconf builds it for the

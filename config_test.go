@@ -215,9 +215,7 @@ func TestConfigFileNoopAndConsole(t *testing.T) {
 		t.Fatal(err)
 	}
 	emit(p, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
+	if err := shutdownWithin(p, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "from-file") {

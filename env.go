@@ -23,9 +23,9 @@ import (
 // treated as not set, as the OpenTelemetry spec says of an unparsable
 // value, and told once on the loss writer, so that a typo never turns
 // shipping off; only what makes shipping impossible (an unsupported
-// protocol, an invalid option) fails NewLoggerProvider. Which of the two
-// a bad value is, setting.bad decides, by where the value came from. No
-// message quotes a header or credential.
+// protocol, an invalid option or file setting) fails NewLoggerProvider.
+// Which of the two a bad value is, setting.bad decides, by where the value
+// came from. No message quotes a header or credential.
 
 // ignoredValue is a variable's value that cannot be used: it becomes a
 // warning, and the setting keeps its default.
@@ -69,13 +69,20 @@ func (s *setting[T]) lookup(keys ...string) string {
 	return v
 }
 
-// said is a string setting's value as it was given, for messages:
-// VARIABLE="value" or Option("value").
-func said(s *setting[string]) string {
-	if s.env {
-		return fmt.Sprintf("%s=%q", s.from, s.value)
+// said is a setting's value as it was given, for messages: VARIABLE=value
+// or Option(value), a file's key as an option, a string quoted.
+func said[T any](s *setting[T]) string {
+	v := fmt.Sprint(s.value)
+	if str, ok := any(s.value).(string); ok {
+		v = strconv.Quote(str)
 	}
-	return fmt.Sprintf("%s(%q)", s.from, s.value)
+	switch {
+	case s.env:
+		return s.from + "=" + v
+	case s.from == "": // an option that does not name itself (by)
+		return "an option's value " + v
+	}
+	return s.from + "(" + v + ")"
 }
 
 // triage turns the ignored values among errs into warnings and returns the
@@ -262,9 +269,9 @@ func (c *providerConfig) resolveProtocol() error {
 		c.protocol.value = string(transport.GRPC)
 	case string(transport.GRPC), string(transport.HTTPProtobuf):
 	case "http/json":
-		return fmt.Errorf("%s=%q: not supported; use grpc or http/protobuf, which every collector accepts", c.protocol.from, c.protocol.value)
+		return fmt.Errorf("%s: not supported; use grpc or http/protobuf, which every collector accepts", said(&c.protocol))
 	default:
-		return fmt.Errorf("%s=%q: want grpc or http/protobuf", c.protocol.from, c.protocol.value)
+		return fmt.Errorf("%s: want grpc or http/protobuf", said(&c.protocol))
 	}
 	return nil
 }
@@ -526,13 +533,22 @@ func (c *providerConfig) resolveBatch() error {
 	}
 	// The SDK clamps a batch larger than the queue without a word; here,
 	// by the rule, the batch size's variable is ignored, else the queue
-	// size's, and two options fail. The default batch is lowered to a
-	// quarter of a record bound, the SDK's own ratio (512 of 2048): a
-	// batch the size of the queue would leave only when the queue is full,
-	// and every record logged while it is sent would be dropped.
+	// size's, and two options or file settings fail. The default batch is
+	// lowered to a quarter of a record bound, the SDK's own ratio (512 of
+	// 2048): a batch the size of the queue would leave only when the queue
+	// is full, and every record logged while it is sent would be dropped.
 	q := c.queueSize.value // 0: only bytes bound the queue
 	if q > 0 && c.batchSize.set && c.batchSize.value > q {
-		err := fmt.Errorf("batch size %d (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size %d (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)", c.batchSize.value, q)
+		// Each is named by who gave it; a variable, as its warning always
+		// read, with the option that overrides it.
+		named := func(s *setting[int], option string) string {
+			if s.env {
+				return s.from + " or " + option
+			}
+			return s.from
+		}
+		err := fmt.Errorf("batch size %d (%s) is larger than queue size %d (%s)",
+			c.batchSize.value, named(&c.batchSize, "WithBatchSize"), q, named(&c.queueSize, "WithQueueSize"))
 		if c.batchSize.env {
 			errs = append(errs, c.batchSize.bad(DefaultBatchSize, err))
 		} else {
@@ -564,21 +580,30 @@ func (c *providerConfig) resolveLimits() error {
 	)
 }
 
-// resolveInt reads an integer setting no option set from the first set
-// variable of keys and checks it against least, by the rule (bad). It
-// marks the setting set only when a value was given, so that the defaults
-// stay distinguishable.
+// resolveInt reads an integer setting no option or file set from the
+// first set variable of keys and checks it against least, by the rule
+// (bad). It marks the setting set only when a value was given, so that the
+// defaults stay distinguishable.
 func resolveInt(s *setting[int], def, least int, keys ...string) error {
-	return resolveIntIn(s, def, least, "", keys...)
+	return resolveIntIn(s, def, least, math.MaxInt, "", keys...)
 }
 
-// resolveIntIn is resolveInt with the unit the variables are given in,
-// for messages.
-func resolveIntIn(s *setting[int], def, least int, unit string, keys ...string) error {
+// maxMillis is the most milliseconds a time.Duration holds.
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// resolveIntIn is resolveInt for variables whose integers count unit, for
+// messages: "" for a count, else the unit of a duration, which holds at
+// most most of it.
+func resolveIntIn(s *setting[int], def, least int, most int64, unit string, keys ...string) error {
 	if v := s.lookup(keys...); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			return s.bad(def, fmt.Errorf("%s=%q: not an integer%s", s.from, v, unit))
+		switch {
+		case err != nil && unit != "":
+			return s.bad(def, fmt.Errorf("%s=%q: not an integer (%s)", s.from, v, unit))
+		case err != nil:
+			return s.bad(def, fmt.Errorf("%s=%q: not an integer", s.from, v))
+		case int64(n) > most:
+			return s.bad(def, fmt.Errorf("%s=%s: more %s than a duration holds", s.from, v, unit))
 		}
 		s.put(n)
 	}
@@ -587,33 +612,30 @@ func resolveIntIn(s *setting[int], def, least int, unit string, keys ...string) 
 		return nil
 	}
 	if s.value < least {
-		err := fmt.Errorf("%s=%d: must be at least %d", s.from, s.value, least)
-		if !s.env {
-			err = fmt.Errorf("%s (set by an option) = %d: must be at least %d", keys[0], s.value, least)
-		}
-		return s.bad(def, err)
+		return s.bad(def, fmt.Errorf("%s: must be at least %d", said(s), least))
 	}
 	return nil
 }
 
 // resolveMillis is resolveInt for durations, which OTel variables give in
-// milliseconds.
+// milliseconds. A duration an option or the file gave is checked as it
+// is, any part of a millisecond counting as one.
 func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys ...string) error {
-	ms := setting[int]{value: int(s.value / time.Millisecond), set: s.set}
-	if s.set && s.value > 0 && ms.value == 0 {
-		ms.value = 1 // a sub-millisecond option is still a positive one
+	if s.set {
+		ms := s.value / time.Millisecond
+		if s.value > 0 && ms == 0 {
+			ms = 1 // a sub-millisecond option is still a positive one
+		}
+		if ms < time.Duration(least) {
+			return s.bad(def, fmt.Errorf("%s: must be at least %v", said(s), time.Duration(least)*time.Millisecond))
+		}
+		return nil
 	}
-	err := resolveIntIn(&ms, -1, least, " (milliseconds)", keys...)
-	if err == nil && ms.env && int64(ms.value) > math.MaxInt64/int64(time.Millisecond) {
-		err = ms.bad(-1, fmt.Errorf("%s=%s: more milliseconds than a duration holds", ms.from, os.Getenv(ms.from)))
-	}
-	switch {
-	case s.set:
-	case ms.set:
-		s.put(time.Duration(ms.value) * time.Millisecond)
-		s.env, s.from = true, ms.from
-	default:
-		s.value = def
+	var ms setting[int]
+	err := resolveIntIn(&ms, -1, least, maxMillis, "milliseconds", keys...)
+	*s = setting[time.Duration]{value: def, set: ms.set, env: ms.env, from: ms.from}
+	if ms.set {
+		s.value = time.Duration(ms.value) * time.Millisecond
 	}
 	return err
 }

@@ -2,9 +2,11 @@ package zaplens
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -400,10 +402,30 @@ func TestParsePairs(t *testing.T) {
 	}
 }
 
+// said quotes a string, not a number; a variable as VAR=value, an option
+// or a file's key as a call, and an option that does not name itself
+// without a name it does not have.
+func TestSaid(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{said(&setting[string]{value: " x", env: true, from: "V"}), `V=" x"`},
+		{said(&setting[int]{value: 5, env: true, from: "V"}), `V=5`},
+		{said(&setting[string]{value: "x", from: "WithX"}), `WithX("x")`},
+		{said(&setting[time.Duration]{value: -time.Second, from: "WithX"}), `WithX(-1s)`},
+		{said(&setting[int]{value: -1, from: "a.b"}), `a.b(-1)`},
+		{said(&setting[int]{value: 1, set: true}), `an option's value 1`},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("said %s, want %s", tc.got, tc.want)
+		}
+	}
+}
+
 // Where a value came from decides what a bad one does, by one rule: a
 // variable's is treated as not set, with a warning, and the default is
-// kept; an option's makes shipping impossible. Each case pins what was
-// resolved unlike the defaults, then the error and the warnings, in order.
+// kept; an option's or the configuration file's makes shipping impossible,
+// and the message names the option or the file's key, never a variable
+// nobody set. Each case pins what was resolved unlike the defaults, then
+// the error and the warnings, in order.
 func TestBadValueBySource(t *testing.T) {
 	defaults, _ := resolveForTest(t, nil, nil)
 	if got, want := strings.Join(defaults, ", "), "exporter otlp, disabled false, queue 0 false, batch 8192 false, queue bytes 25165824, "+
@@ -412,6 +434,22 @@ func TestBadValueBySource(t *testing.T) {
 		t.Errorf("defaults\n%s\nwant\n%s", got, want)
 	}
 	h := func(kv ...string) ProviderOption { return WithHeaders(map[string]string{kv[0]: kv[1]}) }
+	// file writes a configuration file of one batch processor with the
+	// settings batch, an OTLP/gRPC exporter with grpc's and to
+	// https://c:1, and logger_provider.limits of limits (each a YAML flow
+	// mapping's entries, the first two ending in a comma), and returns its
+	// path, which messages show as FILE.
+	file := func(batch, grpc, limits string) string {
+		f, err := os.CreateTemp(t.TempDir(), "*.yaml")
+		if err == nil {
+			_, err = fmt.Fprintf(f, `{file_format: "1.0-rc.2", logger_provider: {processors: [{batch: {%s exporter: {otlp_grpc: {%s endpoint: "https://c:1"}}}}], limits: {%s}}}`, batch, grpc, limits)
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Name()
+	}
 	type env = map[string]string
 	type opts = []ProviderOption
 	for _, tc := range []struct {
@@ -424,7 +462,8 @@ func TestBadValueBySource(t *testing.T) {
 		{"compression variable", env{"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "zstd", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_LOGS_COMPRESSION="zstd": want gzip or none; ignored, as if not set`}},
 		{"exporter variable", env{"OTEL_LOGS_EXPORTER": " Kafka "}, nil, []string{`warning: OTEL_LOGS_EXPORTER=" Kafka ": want otlp, console or none (one only); ignored, as if not set`}},
 		{"exporter variable in another case", env{"OTEL_LOGS_EXPORTER": " CONSOLE "}, nil, []string{`exporter console`}},
-		{"protocol option", nil, opts{WithProtocol(" grpc")}, []string{`error: WithProtocol=" grpc": want grpc or http/protobuf`}},
+		{"protocol option", nil, opts{WithProtocol(" grpc")}, []string{`error: WithProtocol(" grpc"): want grpc or http/protobuf`}},
+		{"protocol option http/json", nil, opts{WithProtocol("http/json")}, []string{`error: WithProtocol("http/json"): not supported; use grpc or http/protobuf, which every collector accepts`}},
 		{"protocol variable trimmed", env{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": " http/protobuf "}, nil, []string{
 			`protocol http/protobuf`,
 			`endpoint http://localhost:4318`,
@@ -433,27 +472,28 @@ func TestBadValueBySource(t *testing.T) {
 		{"protocol variable blank", env{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": " ", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, nil, nil},
 		{"queue bytes option", nil, opts{WithQueueBytes(100)}, []string{
 			`queue bytes 100`,
-			`error: ZAPLENS_QUEUE_BYTES (set by an option) = 100: must be at least 1024`,
+			`error: WithQueueBytes(100): must be at least 1024`,
 		}},
 		{"queue bytes variable", env{"ZAPLENS_QUEUE_BYTES": " 100"}, nil, []string{`warning: ZAPLENS_QUEUE_BYTES=100: must be at least 1024; ignored, as if not set`}},
 		{"queue bytes variable blank", env{"ZAPLENS_QUEUE_BYTES": " "}, nil, []string{`warning: ZAPLENS_QUEUE_BYTES=" ": not an integer; ignored, as if not set`}},
-		{"timeout option zero", nil, opts{WithOTLPTimeout(0)}, []string{`error: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT (set by an option) = 0: must be at least 1`}},
+		{"timeout option zero", nil, opts{WithOTLPTimeout(0)}, []string{`error: WithOTLPTimeout(0s): must be at least 1ms`}},
+		{"export timeout option negative", nil, opts{WithExportTimeout(-time.Second)}, []string{`error: WithExportTimeout(-1s): must be at least 1ms`}},
 		{"timeout option under a millisecond", nil, opts{WithOTLPTimeout(time.Microsecond)}, []string{`timeout 1µs`}},
 		{"timeout variable overflows", env{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT": "+99999999999999 ", "OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT=+99999999999999 : more milliseconds than a duration holds; ignored, as if not set`}},
 		{"timeout variable", env{"OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`timeout 500ms`}},
 		{"batch option over queue variable", env{"OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, opts{WithBatchSize(1000)}, []string{
 			`batch 1000 true`,
-			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+			`warning: batch size 1000 (WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
 		}},
 		{"batch variable over queue option", env{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "1000"}, opts{WithQueueSize(100)}, []string{
 			`queue 100 true`,
 			`batch 25 false`,
-			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+			`warning: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (WithQueueSize); ignored, as if not set`,
 		}},
 		{"batch and queue options", nil, opts{WithBatchSize(1000), WithQueueSize(100)}, []string{
 			`queue 100 true`,
 			`batch 1000 true`,
-			`error: batch size 1000 (OTEL_BLRP_MAX_EXPORT_BATCH_SIZE or WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize)`,
+			`error: batch size 1000 (WithBatchSize) is larger than queue size 100 (WithQueueSize)`,
 		}},
 		{"batch and queue variables", env{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "1000", "OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, nil, []string{
 			`queue 100 true`,
@@ -547,11 +587,62 @@ func TestBadValueBySource(t *testing.T) {
 			`endpoint https://c:1`,
 			`to http://c:1`,
 		}},
+		{"file count limit", env{"OTEL_CONFIG_FILE": file("", "", "attribute_count_limit: -1")}, nil, []string{
+			`count -1 true`,
+			`error: logger_provider.limits.attribute_count_limit(-1): must be at least 0`,
+		}},
+		{"file count limit, option", env{"OTEL_CONFIG_FILE": file("", "", "attribute_count_limit: -1")}, opts{WithAttributeCountLimit(5)}, []string{
+			`count 5 true`,
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"file batch over queue", env{"OTEL_CONFIG_FILE": file("max_queue_size: 100, max_export_batch_size: 1000,", "", "")}, nil, []string{
+			`queue 100 true`,
+			`batch 1000 true`,
+			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (logger_provider.processors[0].batch.max_queue_size)`,
+		}},
+		{"file batch over queue variable", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, nil, []string{
+			`batch 1000 true`,
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+			`warning: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+		}},
+		{"file batch over queue option", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", "")}, opts{WithQueueSize(100)}, []string{
+			`queue 100 true`,
+			`batch 1000 true`,
+			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (WithQueueSize)`,
+		}},
+		{"file timeout", env{"OTEL_CONFIG_FILE": file("schedule_delay: 20,", "timeout: 500,", ""), "OTEL_EXPORTER_OTLP_TIMEOUT": "x"}, nil, []string{
+			`delay 20ms`,
+			`timeout 500ms`,
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"file timeout overflows", env{"OTEL_CONFIG_FILE": file("", "timeout: 99999999999999,", "")}, nil, []string{
+			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.exporter.otlp_grpc.timeout(99999999999999): more milliseconds than a duration holds`,
+		}},
+		{"file schedule delay overflows", env{"OTEL_CONFIG_FILE": file("schedule_delay: 9223372036855,", "", "")}, nil, []string{
+			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.schedule_delay(9223372036855): more milliseconds than a duration holds`,
+		}},
+		{"file headers", env{"OTEL_CONFIG_FILE": file("", `headers_list: "Bad Key=s3cret",`, "")}, nil, []string{
+			`error: logger_provider.processors[0].batch.exporter.otlp_grpc.headers: header key "Bad Key" is not valid for grpc (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)`,
+		}},
+		{"file headers, checked by the option's protocol", env{"OTEL_CONFIG_FILE": file("", `headers_list: "grpc-x=v",`, "")}, opts{WithProtocol("http/protobuf")}, []string{
+			`protocol http/protobuf`,
+			`headers map[grpc-x:v]`,
+			`endpoint https://c:1`,
+			`to https://c:1/v1/logs`,
+			`tls true`,
+			`headers sent map[grpc-x:v]`,
+		}},
 		{"disabled variable", env{"OTEL_SDK_DISABLED": "1"}, nil, []string{`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`}},
 		{"disabled variable and option", env{"OTEL_SDK_DISABLED": "1"}, opts{WithDisabled(false)}, nil},
 		{"count limit option", nil, opts{WithAttributeCountLimit(-1)}, []string{
 			`count -1 true`,
-			`error: OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT (set by an option) = -1: must be at least 0`,
+			`error: WithAttributeCountLimit(-1): must be at least 0`,
 		}},
 		{"count limit variable", env{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT": "5"}, nil, []string{`count 5 true`}},
 		{"schedule delay variable", env{"OTEL_BLRP_SCHEDULE_DELAY": "x"}, nil, []string{`warning: OTEL_BLRP_SCHEDULE_DELAY="x": not an integer (milliseconds); ignored, as if not set`}},
@@ -582,7 +673,7 @@ func TestBadValueBySource(t *testing.T) {
 		}},
 		{"bad variables, an option's error", env{"OTEL_SDK_DISABLED": "1", "OTEL_EXPORTER_OTLP_COMPRESSION": "x"}, opts{WithQueueBytes(1)}, []string{
 			`queue bytes 1`,
-			`error: ZAPLENS_QUEUE_BYTES (set by an option) = 1: must be at least 1024`,
+			`error: WithQueueBytes(1): must be at least 1024`,
 			`warning: OTEL_SDK_DISABLED="1": want true or false; ignored, as if not set`,
 			`warning: OTEL_EXPORTER_OTLP_COMPRESSION="x": want gzip or none; ignored, as if not set`,
 		}},
@@ -619,6 +710,11 @@ func TestBadValueBySource(t *testing.T) {
 					got = append(got, r)
 				}
 			}
+			if f := tc.env["OTEL_CONFIG_FILE"]; f != "" {
+				for i := range told {
+					told[i] = strings.ReplaceAll(told[i], f, "FILE")
+				}
+			}
 			if got = append(got, told...); !slices.Equal(got, tc.want) {
 				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
@@ -626,9 +722,10 @@ func TestBadValueBySource(t *testing.T) {
 	}
 }
 
-// resolveForTest resolves a configuration of opts under env as
-// NewLoggerProvider does, and returns its settings, as far as they were
-// resolved, and what it tells: its error, then its warnings.
+// resolveForTest resolves a configuration of opts under env, with the
+// file OTEL_CONFIG_FILE names, as NewLoggerProvider does, and returns its
+// settings, as far as they were resolved, and what it tells: its error,
+// then its warnings.
 func resolveForTest(t *testing.T, env map[string]string, opts []ProviderOption) (resolved, told []string) {
 	t.Helper()
 	cleanEnv(t)
@@ -636,6 +733,9 @@ func resolveForTest(t *testing.T, env map[string]string, opts []ProviderOption) 
 		t.Setenv(k, v)
 	}
 	c := newProviderConfig(opts)
+	if _, err := c.applyConfigFile(context.Background()); err != nil {
+		return nil, []string{"error: " + err.Error()} // nothing more is resolved
+	}
 	err := c.resolveEnv()
 	resolved = []string{"exporter " + c.exporterName.value, fmt.Sprint("disabled ", c.disabled.value),
 		fmt.Sprint("queue ", c.queueSize.value, " ", c.queueSize.set), fmt.Sprint("batch ", c.batchSize.value, " ", c.batchSize.set),

@@ -124,7 +124,8 @@ func TestImpossibleConfigTellsAndShutdownReturnsIt(t *testing.T) {
 	}{
 		{"protocol thrift", `OTEL_EXPORTER_OTLP_PROTOCOL="thrift": want grpc or http/protobuf`, map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, nil},
 		{"protocol http/json", `OTEL_EXPORTER_OTLP_LOGS_PROTOCOL="http/json": not supported`, map[string]string{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/json"}, nil},
-		{"option", "ZAPLENS_QUEUE_BYTES (set by an option) = 100: must be at least 1024", nil, []ProviderOption{WithQueueBytes(100)}},
+		{"option", "WithQueueBytes(100): must be at least 1024", nil, []ProviderOption{WithQueueBytes(100)}},
+		{"spool option", "WithSpoolBytes(1): must be at least", nil, []ProviderOption{WithSpool("/nonexistent/zaplens-spool"), WithSpoolBytes(1)}},
 		{"option endpoint", "WithEndpoint: ", nil, []ProviderOption{WithEndpoint("grpc://x")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ func WithEndpoint(endpoint string) ProviderOption {
 // WithInsecure turns TLS off, whatever the endpoint's scheme, overriding
 // OTEL_EXPORTER_OTLP_LOGS_INSECURE and OTEL_EXPORTER_OTLP_INSECURE.
 func WithInsecure() ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.insecure.put(true) })
+	return providerOptionFunc(func(c *providerConfig) { c.insecure.by("WithInsecure", true) })
 }
 
 // WithHeaders sets the gRPC metadata sent with every export, such as
@@ -154,7 +154,7 @@ func WithHeaders(headers map[string]string) ProviderOption {
 // WithTLSConfig sets the TLS configuration of the connection, overriding the
 // certificate variables. It does not turn TLS on for an http:// endpoint.
 func WithTLSConfig(cfg *tls.Config) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.tlsConfig.put(cfg) })
+	return providerOptionFunc(func(c *providerConfig) { c.tlsConfig.by("WithTLSConfig", cfg) })
 }
 
 // WithCompression sets the export compression, "gzip" or "none", overriding
@@ -167,7 +167,7 @@ func WithCompression(name string) ProviderOption {
 // OTEL_EXPORTER_OTLP_LOGS_TIMEOUT and OTEL_EXPORTER_OTLP_TIMEOUT; the default
 // is [DefaultOTLPTimeout].
 func WithOTLPTimeout(d time.Duration) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.otlpTimeout.put(d) })
+	return providerOptionFunc(func(c *providerConfig) { c.otlpTimeout.by("WithOTLPTimeout", d) })
 }
 
 // WithProtocol chooses the OTLP transport, "grpc" (the default) or
@@ -181,14 +181,14 @@ func WithProtocol(protocol string) ProviderOption {
 // OTEL_BLRP_MAX_QUEUE_SIZE. By default only bytes bound the queue
 // ([WithQueueBytes]); a count, when given, bounds it too.
 func WithQueueSize(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.queueSize.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.queueSize.by("WithQueueSize", n) })
 }
 
 // WithQueueBytes bounds how many bytes of encoded records may wait for
 // export, overriding ZAPLENS_QUEUE_BYTES; the default is
 // [DefaultQueueBytes]. Memory is taken as records arrive, not at start.
 func WithQueueBytes(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.queueBytes.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.queueBytes.by("WithQueueBytes", n) })
 }
 
 // WithRequestBytes bounds the size of one export request, overriding
@@ -196,7 +196,7 @@ func WithQueueBytes(n int) ProviderOption {
 // Collector's default 4 MiB gRPC limit. A record too large for any request
 // has its longest values cut to fit, and is counted in [Stats].Cut.
 func WithRequestBytes(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.requestBytes.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.requestBytes.by("WithRequestBytes", n) })
 }
 
 // WithBatchSize sets the most records sent in one export, overriding
@@ -204,20 +204,20 @@ func WithRequestBytes(n int) ProviderOption {
 // quarter of the queue size when one is set, whichever is less. It must not
 // exceed the queue size.
 func WithBatchSize(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.batchSize.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.batchSize.by("WithBatchSize", n) })
 }
 
 // WithScheduleDelay sets the longest a record waits before its batch is
 // sent when batches do not fill, overriding OTEL_BLRP_SCHEDULE_DELAY; the
 // default is [DefaultScheduleDelay].
 func WithScheduleDelay(d time.Duration) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.scheduleDelay.put(d) })
+	return providerOptionFunc(func(c *providerConfig) { c.scheduleDelay.by("WithScheduleDelay", d) })
 }
 
 // WithExportTimeout bounds one export by the batch processor, overriding
 // OTEL_BLRP_EXPORT_TIMEOUT; the default is [DefaultExportTimeout].
 func WithExportTimeout(d time.Duration) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.exportTimeout.put(d) })
+	return providerOptionFunc(func(c *providerConfig) { c.exportTimeout.by("WithExportTimeout", d) })
 }
 
 // WithBlockOnFull makes a logging call wait, at most d, for room when the
@@ -244,7 +244,7 @@ func WithConsoleWriter(w io.Writer) ProviderOption {
 // WithDisabled gives a no-op provider when disabled is true, as
 // OTEL_SDK_DISABLED=true does; WithDisabled(false) overrides that variable.
 func WithDisabled(disabled bool) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.disabled.put(disabled) })
+	return providerOptionFunc(func(c *providerConfig) { c.disabled.by("WithDisabled", disabled) })
 }
 
 // WithServiceName sets the service.name resource attribute, overriding
@@ -298,14 +298,14 @@ func WithRedactKeys(keys ...string) ProviderOption {
 // WithAttributeCountLimit sets the most attributes a record keeps, overriding
 // OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT; the SDK's default is 128.
 func WithAttributeCountLimit(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.attrCount.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.attrCount.by("WithAttributeCountLimit", n) })
 }
 
 // WithAttributeValueLengthLimit sets the longest string attribute value a
 // record keeps, overriding OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT; the
 // SDK's default is no limit.
 func WithAttributeValueLengthLimit(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.attrValueLen.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.attrValueLen.by("WithAttributeValueLengthLimit", n) })
 }
 
 // WithLossReport calls report, from its own goroutine, once per interval in

@@ -64,13 +64,16 @@ func withServiceFallback(res *resource.Resource) (*resource.Resource, error) {
 		semconv.ServiceName("unknown_service:"+filepath.Base(os.Args[0]))))
 }
 
-// givenResource is the resource of WithResource as the SDK's providers make
-// it (sdk/log's WithResource: resource.Merge(resource.Environment(), res)):
-// the environment's attributes under the given ones, which win, and the
-// given schema URL, since the environment's has none. Nothing is detected
-// and no unknown_service fallback is added, so that logs carry the very
-// resource the program's TracerProvider was given and a backend joins the
-// two by it. The options still win over both, as everywhere.
+// givenResource is the resource of WithResource, or of a configuration
+// file, as the SDK's providers make it (sdk/log's WithResource:
+// resource.Merge(resource.Environment(), res)): the environment's
+// attributes under the given ones, which win, and the given schema URL,
+// since the environment's has none. Nothing is detected, so that logs
+// carry the very resource the program's TracerProvider was given and a
+// backend joins the two by it. The unknown_service fallback is added to a
+// file's resource only (serviceFallback), as otelconf's default resource
+// has it; WithResource's gets none. The options still win over all, as
+// everywhere.
 func givenResource(ctx context.Context, c *providerConfig) (*resource.Resource, error) {
 	env, err := resource.New(ctx, fromEnv(c))
 	if err != nil {

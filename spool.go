@@ -27,14 +27,14 @@ const minSpoolBytes = 2 * spool.DefaultSegmentBytes
 // resource and timestamps they were logged with. See the README's
 // "Crash-safe spool".
 func WithSpool(dir string) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.spool.dir.put(dir) })
+	return providerOptionFunc(func(c *providerConfig) { c.spool.dir.by("WithSpool", dir) })
 }
 
 // WithSpoolBytes bounds the spool files one process keeps, overriding
 // ZAPLENS_SPOOL_BYTES; the default is [DefaultSpoolBytes], the least 8 MiB.
 // Past it, records are dropped and counted as a full queue's are.
 func WithSpoolBytes(n int) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.spool.bytes.put(n) })
+	return providerOptionFunc(func(c *providerConfig) { c.spool.bytes.by("WithSpoolBytes", n) })
 }
 
 // WithSpoolSync writes the spool's pages to the disk every d (msync),
@@ -42,7 +42,7 @@ func WithSpoolBytes(n int) ProviderOption {
 // records is lost to a power loss or a kernel crash. The default, zero,
 // leaves that to the kernel: a process's death loses nothing either way.
 func WithSpoolSync(d time.Duration) ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) { c.spool.sync.put(d) })
+	return providerOptionFunc(func(c *providerConfig) { c.spool.sync.by("WithSpoolSync", d) })
 }
 
 // spoolConfig is the spool's part of a providerConfig.
@@ -56,8 +56,7 @@ type spoolConfig struct {
 
 // resolveSpool reads the spool's variables; a bad one is told and ignored.
 func (c *providerConfig) resolveSpool() error {
-	if !c.spool.dir.set {
-		v, _ := lookupEnv("ZAPLENS_SPOOL_DIR")
+	if v := c.spool.dir.lookup("ZAPLENS_SPOOL_DIR"); v != "" {
 		c.spool.dir.put(v)
 	}
 	if c.spool.dir.value == "" {
