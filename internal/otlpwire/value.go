@@ -67,36 +67,38 @@ func (e encoder) str(s string) string { return Truncate(e.ValueLength, e.valid(s
 
 // ValidString is s with each invalid UTF-8 sequence replaced by U+FFFD, as
 // a protobuf string must be; a valid s, nearly every one, is returned as
-// it is, after one scan: the UTF-8 check starts where the ASCII ends.
+// it is, after one scan.
 func ValidString(s string) string {
-	i := asciiPrefix(s)
-	if i == len(s) || utf8.ValidString(s[i:]) {
+	if isASCII(s) {
+		return s
+	}
+	return validUTF8(s)
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-func isASCII(s string) bool { return asciiPrefix(s) == len(s) }
-
-// asciiPrefix is the length of s's leading ASCII, up to a character
-// boundary. It reads s eight bytes at a time: keys and short values,
-// nearly all of them ASCII, are most of what a record's strings are, and a
-// byte loop was a good part of their cost.
-func asciiPrefix(s string) int {
-	i := 0
-	for ; len(s)-i >= 8; i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// isASCII reads s eight bytes at a time: keys and short values, nearly
+// all of them ASCII, are most of what a record's strings are, and a byte
+// loop was a good part of their cost.
+func isASCII(s string) bool {
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 		if w&0x8080808080808080 != 0 {
-			break
+			return false
 		}
+		s = s[8:]
 	}
-	for ; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return i
-		}
+	var or byte
+	for i := 0; i < len(s); i++ {
+		or |= s[i]
 	}
-	return i
+	return or < utf8.RuneSelf
 }
 
 // Truncate keeps the first limit characters of s, as the SDK does; a
