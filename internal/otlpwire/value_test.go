@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// ValidString is strings.ToValidUTF8 with U+FFFD, and returns a valid
-// string as it is; asciiPrefix ends at the first byte that is not ASCII,
-// wherever it falls in the eight-byte words.
-func TestValidStringAndASCIIPrefix(t *testing.T) {
+// ValidString is strings.ToValidUTF8 with U+FFFD, and isASCII is true of
+// ASCII alone, wherever the first other byte falls in the eight-byte
+// words.
+func TestValidStringAndIsASCII(t *testing.T) {
 	var inputs []string
 	for n := range 20 {
 		base := strings.Repeat("a", n)
@@ -25,12 +25,9 @@ func TestValidStringAndASCIIPrefix(t *testing.T) {
 		if got := ValidString(s); got != want {
 			t.Errorf("ValidString(%q) = %q, want %q", s, got, want)
 		}
-		i := strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
-		if i < 0 {
-			i = len(s)
-		}
-		if got := asciiPrefix(s); got != i {
-			t.Errorf("asciiPrefix(%q) = %d, want %d", s, got, i)
+		ascii := !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
+		if got := isASCII(s); got != ascii {
+			t.Errorf("isASCII(%q) = %v, want %v", s, got, ascii)
 		}
 	}
 }
