@@ -333,7 +333,24 @@ func isSettingsFrame(b []byte) bool {
 
 func (c *clientFirst) Write(p []byte) (int, error) {
 	c.open()
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.sniffUnread()
+	}
+	return n, err
+}
+
+// sniffUnread reads what the server sent before a write failed. A gRPC
+// server resets the connection when it reads HTTP/1; if the reset comes
+// under the request's write, net/http returns the write's error and closes
+// the connection before its reader has read the settings, still unread in
+// the socket: the mismatch would be retried as a broken connection.
+func (c *clientFirst) sniffUnread() {
+	var b [9]byte
+	_ = c.Conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	if n, _ := io.ReadFull(c.Conn, b[:]); n > 0 {
+		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(b[:n])) })
+	}
 }
 
 // Close ends a Read that waits; it then fails as a closed connection's.
