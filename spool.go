@@ -160,6 +160,7 @@ type ShipStats struct {
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Left      uint64 // of those, still in their files: the collector did not take them
 	Torn      uint64 // torn or corrupt frames skipped
+	Unread    int    // files left as they are: of a newer format, or failing to read
 }
 
 // String is the summary zaplens-ship prints.
@@ -169,6 +170,9 @@ func (s ShipStats) String() string {
 	if s.Torn > 0 {
 		line += fmt.Sprintf("; %d torn or corrupt frames skipped", s.Torn)
 	}
+	if s.Unread > 0 {
+		line += fmt.Sprintf("; %s left unread", spool.Plural(s.Unread, "file", "files"))
+	}
 	return line
 }
 
@@ -177,8 +181,10 @@ func (s ShipStats) String() string {
 // is, by opts and the OTEL_* variables, and returns when done or when ctx
 // is. Each file is taken with a lock, so that it runs safely beside
 // programs starting on dir. A failed export, after the exporter's retries,
-// stops it: what is left stays in dir, and the error says why. It is what
-// the zaplens-ship command runs, for a job's epilogue.
+// stops it: what is left stays in dir, and the error says why. A file it
+// cannot read (of a newer zaplens's format, or failing to read) stays too,
+// and is an error. It is what the zaplens-ship command runs, for a job's
+// epilogue.
 func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipStats, error) {
 	c := newProviderConfig(opts)
 	c.spool.dir.put(dir)
@@ -208,7 +214,7 @@ func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipSta
 	_ = p.Shutdown(sctx)
 	sc := p.shipper.Counts()
 	s := ShipStats{Processes: int(sc.Processes), Files: int(sc.Files), Found: sc.Found,
-		Exported: sc.Exported, Rejected: sc.Rejected, Left: sc.Left(), Torn: sc.Torn}
+		Exported: sc.Exported, Rejected: sc.Rejected, Left: sc.Left(), Torn: sc.Torn, Unread: int(sc.Unread)}
 	switch err := p.shipper.Err(); {
 	case s.Files == 0 && err != nil:
 		return s, fmt.Errorf("zaplens: ship %s: %w", dir, err)
@@ -216,6 +222,8 @@ func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipSta
 		return s, fmt.Errorf("zaplens: ship %s: %d log records left: %w", dir, s.Left, err)
 	case s.Left > 0:
 		return s, fmt.Errorf("zaplens: ship %s: %d log records left: %w", dir, s.Left, context.Cause(ctx))
+	case s.Unread > 0:
+		return s, fmt.Errorf("zaplens: ship %s: %s left unread: %w", dir, spool.Plural(s.Unread, "file", "files"), p.shipper.UnreadErr())
 	}
 	return s, nil
 }

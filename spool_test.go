@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -651,6 +652,44 @@ func TestShipSpool(t *testing.T) {
 		t.Errorf("again: %v, %+v", err, st)
 	}
 	t.Log(st)
+}
+
+// ShipSpool does not end in success while it leaves a file unread, here
+// one of a newer format, whose records it cannot count: it says which, and
+// why.
+func TestShipSpoolTellsAFileLeftUnread(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	p := newTestProvider(t, WithEndpoint("http://"+addr), WithSpool(dir), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))
+	zap.New(NewCore(WithLoggerProvider(p))).Info("kept")
+	_ = p.Shutdown(context.Background()) // no collector: the line is kept
+	files := segFilesIn(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("spool files %v, want one", files)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, files[0]), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v [4]byte
+	binary.NativeEndian.PutUint32(v[:], 1<<20) // the format's version, at byte 8
+	if _, err := f.WriteAt(v[:], 8); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	srv := startOTLPServer(t, addr, keepRecords())
+	var told lockedBuffer
+	st, err := ShipSpool(context.Background(), dir, WithEndpoint("http://"+addr), WithLossWriter(&told))
+	if err == nil || !strings.Contains(err.Error(), "1 file left unread") || !strings.Contains(err.Error(), "newer format") || st.Unread != 1 {
+		t.Errorf("%v, %+v: want the file named as left unread, and why", err, st)
+	}
+	if !strings.Contains(told.String(), "left as it is, unread") || !strings.Contains(st.String(), "1 file left unread") {
+		t.Errorf("told %q, summary %q", told.String(), st.String())
+	}
+	if n := len(deliveries(srv)); n != 0 || len(segFilesIn(t, dir)) != 1 {
+		t.Errorf("%d services delivered, files %v: want nothing sent and the file kept", n, segFilesIn(t, dir))
+	}
 }
 
 // A flush that fails (the collector down) keeps its records for a later

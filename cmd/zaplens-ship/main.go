@@ -11,8 +11,9 @@
 // resource and timestamps it was logged with. Files a live process holds
 // are left alone, so it may run beside a job. It prints a summary and
 // exits 0 when nothing is left to send, 1 when records are left in the
-// directory (the collector could not be reached: run it again), 2 on bad
-// usage.
+// directory (the collector could not be reached: run it again) or a file
+// could not be read (one of a newer zaplens's format: ship it with that
+// version), 2 on bad usage.
 package main
 
 import (

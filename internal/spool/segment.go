@@ -236,7 +236,7 @@ func (seg *segment) prepare(size, pid int, created int64, resource []byte) error
 
 var pageSize = os.Getpagesize()
 
-// unmap releases the mapping and the file, and with it the lock; remove
+// close releases the mapping and the file, and with it the lock; remove
 // first unlinks it, so that no other process takes an empty file.
 func (seg *segment) close(remove bool) error {
 	var errs []error

@@ -28,7 +28,8 @@ type ShipConfig struct {
 	MaxBatchRecords int
 	MaxRequestBytes int
 	ExportTimeout   time.Duration
-	// Say tells one line: how many records were found. Nil: nowhere.
+	// Say tells one line: how many records were found, a file left unread,
+	// a request refused for good. Nil: nowhere.
 	Say func(string)
 	// Once makes one pass and stops at the first failed export (the ship
 	// command); otherwise a failed export is tried again, backing off, until
@@ -44,6 +45,7 @@ type ShipCounts struct {
 	Exported  uint64 // of those, acknowledged by the collector
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Torn      uint64 // torn or corrupt frames skipped, and files not readable as spool files
+	Unread    uint64 // files left as they are: of a newer format, or failing to read
 }
 
 // Left is the records found and not settled yet: still to send, or left
@@ -61,6 +63,7 @@ type Shipper struct {
 	counts  ShipCounts
 	claimed []string
 	err     error // the directory could not be read, or the latest export error
+	unread  error // why the first file left unread was
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -90,6 +93,13 @@ func (sh *Shipper) Err() error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return sh.err
+}
+
+// UnreadErr is why the first file left unread (counted in Unread) was.
+func (sh *Shipper) UnreadErr() error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.unread
 }
 
 // Claimed names the files this shipper took, in the order it took them.
@@ -249,8 +259,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 		c, err := o.read(false)
 		switch {
 		case err != nil:
-			sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
-			o.close()
+			sh.letGo(&o, err)
 			continue
 		case c == nil:
 			torn++
@@ -265,6 +274,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 	sh.counts.Files = uint64(len(orphans))
 	sh.counts.Found = found
 	sh.counts.Torn = torn
+	sh.counts.Unread = uint64(len(orphans) - len(readable))
 	sh.mu.Unlock()
 	if sh.cfg.Say != nil && (found > 0 || torn > 0) {
 		line := fmt.Sprintf("zaplens: spool %s: found %d log records unsent by %s that ended (%s)",
@@ -278,6 +288,22 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 		sh.cfg.Say(line)
 	}
 	return readable
+}
+
+// letGo lets o go unread, and says so: its records are not counted as
+// found, and would otherwise pass without a word.
+func (sh *Shipper) letGo(o *orphan, err error) {
+	o.close()
+	if sh.cfg.Say != nil {
+		sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: %s left as it is, unread: %v", sh.cfg.Dir, o.name, err))
+	}
+	err = fmt.Errorf("spool %s: %w", o.path, err)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.err = err
+	if sh.unread == nil {
+		sh.unread = err
+	}
 }
 
 // read maps the file, once, and parses it, keeping the records with keep;

@@ -506,7 +506,7 @@ func (s *Spool) Close(ctx context.Context) {
 	defer s.hmu.Unlock()
 	for _, seg := range append(s.segs, s.held...) {
 		left := seg.left()
-		if left > 0 && s.cfg.Sync > 0 && seg.mem != nil {
+		if left > 0 && s.cfg.Sync > 0 {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)

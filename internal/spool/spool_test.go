@@ -938,9 +938,13 @@ func TestNewerFormatLeftAlone(t *testing.T) {
 	}
 	f.Close()
 	var r received
-	sh := shipAll(t, dir, &r, true)
-	if left := segFiles(t, dir); len(left) != 1 || len(r.sorted()) != 0 || !errors.Is(sh.Err(), errNewerVersion) {
-		t.Errorf("left %v, shipped %v, error %v: want the file left, nothing sent, and the reason", left, r.sorted(), sh.Err())
+	var said []string
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Say = func(s string) { said = append(said, s) } })
+	if left := segFiles(t, dir); len(left) != 1 || len(r.sorted()) != 0 || !errors.Is(sh.UnreadErr(), errNewerVersion) {
+		t.Errorf("left %v, shipped %v, error %v: want the file left, nothing sent, and the reason", left, r.sorted(), sh.UnreadErr())
+	}
+	if c := sh.Counts(); c.Unread != 1 || len(said) != 1 || !strings.Contains(said[0], "left as it is, unread: "+errNewerVersion.Error()) {
+		t.Errorf("counts %+v, said %q: want the file counted and told as unread", c, said)
 	}
 }
 
