@@ -254,23 +254,10 @@ func FuzzParseHeaders(f *testing.F) {
 	})
 }
 
-// A timeout of zero (none at all) and a batch larger than the queue are
-// refused: from the environment, ignored with a warning; from options, the
-// provider ships nothing.
-func TestBoundsOnTimeoutAndQueue(t *testing.T) {
-	cleanEnv(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "0")
-	var c providerConfig
-	if err := c.resolveEnv(); err != nil || c.otlpTimeout.value != DefaultOTLPTimeout || !strings.Contains(strings.Join(c.warnings, "\n"), "OTEL_EXPORTER_OTLP_TIMEOUT=0: must be at least 1") {
-		t.Errorf("OTEL_EXPORTER_OTLP_TIMEOUT=0: timeout %v, error %v, warnings %q", c.otlpTimeout.value, err, c.warnings)
-	}
-	cleanEnv(t)
-	t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "100")
-	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "1000")
-	c = providerConfig{}
-	if err := c.resolveEnv(); err != nil || c.batchSize.value != 25 || !strings.Contains(strings.Join(c.warnings, "\n"), "larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE") {
-		t.Errorf("a batch larger than the queue: batch %d, error %v, warnings %q", c.batchSize.value, err, c.warnings)
-	}
+// A bad option fails NewLoggerProvider, whose provider then tells, at
+// Shutdown, that it could not ship. (Which values are bad, and how each
+// is told, is TestBadValueBySource's.)
+func TestBadOptionFailsTheProvider(t *testing.T) {
 	cleanEnv(t)
 	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), WithQueueSize(100), WithBatchSize(1000))
 	if err == nil || !strings.Contains(err.Error(), "larger than queue size 100") {
@@ -481,6 +468,7 @@ func TestBadValueBySource(t *testing.T) {
 		{"timeout option under a millisecond", nil, opts{WithOTLPTimeout(time.Microsecond)}, []string{`timeout 1µs`}},
 		{"timeout variable overflows", env{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT": "+99999999999999 ", "OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_LOGS_TIMEOUT=+99999999999999 : more milliseconds than a duration holds; ignored, as if not set`}},
 		{"timeout variable", env{"OTEL_EXPORTER_OTLP_TIMEOUT": "500"}, nil, []string{`timeout 500ms`}},
+		{"timeout variable zero", env{"OTEL_EXPORTER_OTLP_TIMEOUT": "0"}, nil, []string{`warning: OTEL_EXPORTER_OTLP_TIMEOUT=0: must be at least 1; ignored, as if not set`}},
 		{"batch option over queue variable", env{"OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, opts{WithBatchSize(1000)}, []string{
 			`batch 1000 true`,
 			`warning: batch size 1000 (WithBatchSize) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,

@@ -96,7 +96,7 @@ func perRun(runs benchraw.Runs, ratios []ratio) (sample, error) {
 		for i, r := range ratios {
 			mine, theirs := runs[r.unit][row][r.mine], runs[r.unit][row][r.against]
 			if len(mine) == 0 || len(theirs) == 0 {
-				continue // a contender this file does not have
+				continue // a contender this file does not have: print says so
 			}
 			if len(mine) != len(theirs) {
 				return nil, fmt.Errorf("%s: %s has %d runs of %s and %s %d: they cannot be paired run by run",
@@ -115,9 +115,12 @@ func perRun(runs benchraw.Runs, ratios []ratio) (sample, error) {
 func (s sample) print(ratios []ratio) {
 	for _, row := range slices.Sorted(maps.Keys(s)) {
 		for i, r := range ratios {
-			if per := s[row][i]; len(per) > 0 {
-				fmt.Printf("  %s %s: median %.3f, %.3f to %.3f, runs %.3f\n", row, r.name, benchraw.Median(per), slices.Min(per), slices.Max(per), per)
+			per := s[row][i]
+			if len(per) == 0 {
+				fmt.Printf("  %s %s: none: the file does not have runs of both %s and %s\n", row, r.name, r.mine, r.against)
+				continue
 			}
+			fmt.Printf("  %s %s: median %.3f, %.3f to %.3f, runs %.3f\n", row, r.name, benchraw.Median(per), slices.Min(per), slices.Max(per), per)
 		}
 	}
 }
