@@ -227,6 +227,10 @@ type diffClock struct {
 
 var diffEpoch = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 
+// beyondInt32 is a severity no int32 holds; a variable, so that the test
+// compiles on 32 bits, where it wraps.
+var beyondInt32 int64 = math.MaxInt32 + 1
+
 func newDiffClock() *diffClock { return &diffClock{t: diffEpoch} }
 
 func (c *diffClock) Now() time.Time {
@@ -605,7 +609,7 @@ func diffDirect(p log.LoggerProvider, spans diffSpans) {
 
 	// Every severity, and some no severity number names.
 	for _, s := range []log.Severity{-1, log.SeverityUndefined, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-		13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 100, math.MaxInt32 + 1} {
+		13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 100, log.Severity(beyondInt32)} {
 		r := rec(str("severity"))
 		r.SetSeverity(s)
 		r.SetSeverityText(fmt.Sprint(s))

@@ -593,19 +593,27 @@ const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 // resolveIntIn is resolveInt for variables whose integers count unit, for
 // messages: "" for a count, else the unit of a duration, which holds at
-// most most of it.
-func resolveIntIn(s *setting[int], def, least int, most int64, unit string, keys ...string) error {
+// most most of it. A variable is read as 64 bits on every platform.
+func resolveIntIn[T int | int64](s *setting[T], def, least T, most int64, unit string, keys ...string) error {
 	if v := s.lookup(keys...); v != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
+		// Out of range, ParseInt gives the nearer end: the least bound
+		// refuses the lower, over the upper.
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		over := n > most || (err != nil && n > 0)
 		switch {
-		case err != nil && unit != "":
+		case err != nil && !errors.Is(err, strconv.ErrRange) && unit != "":
 			return s.bad(def, fmt.Errorf("%s=%q: not an integer (%s)", s.from, v, unit))
-		case err != nil:
+		case err != nil && !errors.Is(err, strconv.ErrRange):
 			return s.bad(def, fmt.Errorf("%s=%q: not an integer", s.from, v))
-		case int64(n) > most:
+		case over && unit != "":
 			return s.bad(def, fmt.Errorf("%s=%s: more %s than a duration holds", s.from, v, unit))
+		case over:
+			return s.bad(def, fmt.Errorf("%s=%s: more than %d", s.from, v, most))
+		case n < int64(least):
+			return s.bad(def, fmt.Errorf("%s=%s: must be at least %d", s.from, strings.TrimSpace(v), least))
 		}
-		s.put(n)
+		s.put(T(n))
+		return nil
 	}
 	if !s.set {
 		s.value = def
@@ -631,8 +639,8 @@ func resolveMillis(s *setting[time.Duration], def time.Duration, least int, keys
 		}
 		return nil
 	}
-	var ms setting[int]
-	err := resolveIntIn(&ms, -1, least, maxMillis, "milliseconds", keys...)
+	var ms setting[int64]
+	err := resolveIntIn(&ms, -1, int64(least), maxMillis, "milliseconds", keys...)
 	*s = setting[time.Duration]{value: def, set: ms.set, env: ms.env, from: ms.from}
 	if ms.set {
 		s.value = time.Duration(ms.value) * time.Millisecond

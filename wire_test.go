@@ -69,6 +69,11 @@ func wireCore(t *testing.T, opts ...ProviderOption) (*Core, otlpwire.Limits) {
 	return NewCore(WithLoggerProvider(p)), directLimits(p)
 }
 
+// bigUint64 is a uintptr's value beyond 32 bits; a variable, so that the
+// test compiles on 32 bits, where uintptr(bigUint64) is cut as a program's
+// would be.
+var bigUint64 uint64 = 1<<63 + 5
+
 // The direct way writes exactly the general way's bytes for every entry it
 // takes, and takes the entries programs log most: every scalar field kind,
 // With fields, a context, the caller and a stack.
@@ -142,7 +147,7 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			{Key: "nilstringer", Type: zapcore.StringerType},
 			{Key: "notstringer", Type: zapcore.StringerType, Interface: 7},
 			{Key: "uintptr.neg", Type: zapcore.UintptrType, Integer: -1}, {Key: "uint64.neg", Type: zapcore.Uint64Type, Integer: -2},
-			zap.ByteString("bs.nil", nil), zap.ByteString("bs\xff", []byte("é")), zap.Uintptr("p.big", 1<<63+5),
+			zap.ByteString("bs.nil", nil), zap.ByteString("bs\xff", []byte("é")), zap.Uintptr("p.big", uintptr(bigUint64)),
 			zap.Stringer("s.bad", diffStringer("x\xffy")), zap.Stringer("s.ptr", &diffPtrStringer{s: "ok"}),
 			zap.NamedError("cause", errors.New("plain")), zap.NamedError("bad", errors.New("m\xff")),
 			zap.NamedError("nilcause", nil), zap.NamedError("panics", diffPanicErr{}),

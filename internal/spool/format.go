@@ -128,8 +128,8 @@ func parseResource(p []byte) (otlpwire.Resource, error) {
 	if len(p) < 4 {
 		return otlpwire.Resource{}, errBadPayload
 	}
-	n := int(order.Uint32(p))
-	if n > len(p)-4 {
+	n := order.Uint32(p)
+	if uint64(n) > uint64(len(p)-4) { // as uint64: an int of 32 bits may not hold n
 		return otlpwire.Resource{}, errBadPayload
 	}
 	var field []byte
@@ -144,8 +144,8 @@ func parseScope(p []byte) (uint32, otlpwire.Scope, error) {
 		return 0, otlpwire.Scope{}, errBadPayload
 	}
 	i := order.Uint32(p)
-	n := int(order.Uint32(p[4:]))
-	if n > len(p)-8 {
+	n := order.Uint32(p[4:])
+	if uint64(n) > uint64(len(p)-8) { // as in parseResource
 		return 0, otlpwire.Scope{}, errBadPayload
 	}
 	var field []byte

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -621,8 +622,8 @@ func TestShipFarScopeNumber(t *testing.T) {
 	putHeader(mem, len(mem), 1, 1)
 	res := otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")
 	off := putFrame(mem, headerSize, kindResource, resourcePayload(res))
-	const far = kindFirst - 1
-	off = putFrame(mem, off, kindScope, scopePayload(far, otlpwire.NewScope("far", "", "", nil)))
+	var far uint32 = kindFirst - 1
+	off = putFrame(mem, off, kindScope, scopePayload(int(far), otlpwire.NewScope("far", "", "", nil))) // on 32 bits int(far) wraps, and is written back as far
 	putFrame(mem, off, far, encoded("line"))
 	if err := os.WriteFile(filepath.Join(dir, segName("1-1-", 1)), mem, 0o600); err != nil {
 		t.Fatal(err)
@@ -1023,4 +1024,25 @@ func TestEvictedFileThatCannotBeEmptiedIsRemoved(t *testing.T) {
 		t.Error("the file the logging call could not empty is still mapped")
 	}
 	fillAndSettle(t, s, 5)
+}
+
+// A resource or scope payload whose length says more than the payload
+// holds is refused, a length of 2^31 and more too, which an int of 32 bits
+// would read as negative.
+func TestPayloadLengthBeyondThePayload(t *testing.T) {
+	for _, n := range []uint32{5, 1 << 31, math.MaxUint32} {
+		p := order.AppendUint32(nil, n)
+		p = append(p, "abcd"...)
+		if _, err := parseResource(p); err != errBadPayload {
+			t.Errorf("resource, length %d: %v", n, err)
+		}
+		q := order.AppendUint32(order.AppendUint32(nil, 1), n)
+		q = append(q, "abcd"...)
+		if _, _, err := parseScope(q); err != errBadPayload {
+			t.Errorf("scope, length %d: %v", n, err)
+		}
+	}
+	if _, err := parseResource(order.AppendUint32(nil, 0)); err != nil {
+		t.Errorf("an empty resource: %v", err)
+	}
 }

@@ -27,7 +27,7 @@ func testRequest(t testing.TB, n int) (*collogspb.ExportLogsServiceRequest, []by
 	recs := make([]*logspb.LogRecord, n)
 	for i := range recs {
 		recs[i] = &logspb.LogRecord{
-			TimeUnixNano:   uint64(1_700_000_000_000_000_000 + i),
+			TimeUnixNano:   1_700_000_000_000_000_000 + uint64(i),
 			SeverityNumber: logspb.SeverityNumber_SEVERITY_NUMBER_INFO,
 			SeverityText:   "info",
 			Body:           &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: fmt.Sprintf("record %d %s", i, strings.Repeat("x", 40))}},
