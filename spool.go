@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -215,15 +216,20 @@ func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipSta
 	sc := p.shipper.Counts()
 	s := ShipStats{Processes: int(sc.Processes), Files: int(sc.Files), Found: sc.Found,
 		Exported: sc.Exported, Rejected: sc.Rejected, Left: sc.Left(), Torn: sc.Torn, Unread: int(sc.Unread)}
+	var errs []error
 	switch err := p.shipper.Err(); {
 	case s.Files == 0 && err != nil:
-		return s, fmt.Errorf("zaplens: ship %s: %w", dir, err)
+		errs = append(errs, err)
 	case s.Left > 0 && err != nil:
-		return s, fmt.Errorf("zaplens: ship %s: %d log records left: %w", dir, s.Left, err)
+		errs = append(errs, fmt.Errorf("%d log records left: %w", s.Left, err))
 	case s.Left > 0:
-		return s, fmt.Errorf("zaplens: ship %s: %d log records left: %w", dir, s.Left, context.Cause(ctx))
-	case s.Unread > 0:
-		return s, fmt.Errorf("zaplens: ship %s: %s left unread: %w", dir, spool.Plural(s.Unread, "file", "files"), p.shipper.UnreadErr())
+		errs = append(errs, fmt.Errorf("%d log records left: %w", s.Left, context.Cause(ctx)))
 	}
-	return s, nil
+	if s.Unread > 0 {
+		errs = append(errs, fmt.Errorf("%s left unread: %w", spool.Plural(s.Unread, "file", "files"), p.shipper.UnreadErr()))
+	}
+	if len(errs) == 0 {
+		return s, nil
+	}
+	return s, fmt.Errorf("zaplens: ship %s: %w", dir, errors.Join(errs...))
 }

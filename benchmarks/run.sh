@@ -23,9 +23,8 @@
 #
 # Raw results go to benchmarks/results/.
 #
-#   benchmarks/run.sh                 # about 9 minutes on 2 cores with three
-#                                     # contenders in BenchmarkCall; longer
-#                                     # with zaplens-noids, not measured since
+#   benchmarks/run.sh                 # about 8 minutes on 2 cores (484 s at
+#                                     # f315d41: results/runsh-time-f315d41.txt)
 #   COUNT=10 BUSY_COUNT=8 benchmarks/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"

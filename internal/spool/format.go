@@ -243,7 +243,10 @@ func parse(b []byte, keep bool) (*contents, error) {
 			break
 		}
 		f, ok := readFrame(b[:end], off)
-		next := off + frameSize(n)
+		next := end // for a length past the end: off+frameSize(n) may not fit an int of 32 bits
+		if n <= end-off-frameHead {
+			next = off + frameSize(n)
+		}
 		if !ok {
 			c.torn++
 			if next+frameHead > end || !sound(b[:end], next) {

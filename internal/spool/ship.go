@@ -62,7 +62,7 @@ type Shipper struct {
 	mu      sync.Mutex
 	counts  ShipCounts
 	claimed []string
-	err     error // the directory could not be read, or the latest export error
+	err     error // the directory could not be read, or the latest failed export or sending of a file
 	unread  error // why the first file left unread was
 
 	ctx      context.Context
@@ -88,7 +88,8 @@ func (sh *Shipper) Counts() ShipCounts {
 	return sh.counts
 }
 
-// Err is why the directory could not be read, or the latest failed export.
+// Err is why the directory could not be read, or the latest failed export
+// or sending of a file; a file left unread is UnreadErr's.
 func (sh *Shipper) Err() error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -294,15 +295,18 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 // found, and would otherwise pass without a word.
 func (sh *Shipper) letGo(o *orphan, err error) {
 	o.close()
-	if sh.cfg.Say != nil {
-		sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: %s left as it is, unread: %v", sh.cfg.Dir, o.name, err))
-	}
-	err = fmt.Errorf("spool %s: %w", o.path, err)
+	sh.tellLeft(o, "unread", err)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.err = err
 	if sh.unread == nil {
-		sh.unread = err
+		sh.unread = fmt.Errorf("spool %s: %w", o.path, err)
+	}
+}
+
+// tellLeft says why o is left as it is.
+func (sh *Shipper) tellLeft(o *orphan, how string, err error) {
+	if sh.cfg.Say != nil {
+		sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: %s left as it is, %s: %v", sh.cfg.Dir, o.name, how, err))
 	}
 }
 
@@ -368,7 +372,10 @@ func (sh *Shipper) ship(o *orphan) bool {
 		sent, err = sh.send(o, c)
 	}
 	if err != nil {
+		// Its records were counted as found: they stay in Left, and the
+		// line says why.
 		sh.setErr(fmt.Errorf("spool %s: %w", o.path, err))
+		sh.tellLeft(o, "its records unsent", err)
 		return true
 	}
 	if sent {

@@ -516,11 +516,18 @@ func TestShipFileCutShort(t *testing.T) {
 	dir := t.TempDir()
 	files := oneRecordLeft(t, dir)
 	var r received
+	var said []string
 	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) {
-		c.Say = func(string) { os.Truncate(files[0], 0) } // between the count and the sending
+		c.Say = func(s string) {
+			said = append(said, s)
+			os.Truncate(files[0], 0) // the first line comes between the count and the sending
+		}
 	})
 	if c := sh.Counts(); c.Found != 1 || c.Exported != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
 		t.Fatalf("counts %+v, error %v: want the record found, not sent, and the file's error", c, sh.Err())
+	}
+	if len(said) != 2 || !strings.Contains(said[1], "left as it is, its records unsent: fault in the mapped file") {
+		t.Errorf("said %q: want the count, then the file left and why", said)
 	}
 }
 
@@ -542,8 +549,8 @@ func TestShipLeavesFileCountCannotRead(t *testing.T) {
 	files := oneRecordLeft(t, dir)
 	var r received
 	sh := shipAll(t, dir, &r, true)
-	if c := sh.Counts(); c.Found != 0 || c.Exported != 0 || c.Left() != 0 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
-		t.Fatalf("counts %+v, error %v: want nothing found or sent, and the file's error", c, sh.Err())
+	if c := sh.Counts(); c.Found != 0 || c.Exported != 0 || c.Left() != 0 || c.Unread != 1 || sh.UnreadErr() == nil || !strings.Contains(sh.UnreadErr().Error(), files[0]) {
+		t.Fatalf("counts %+v, error %v: want nothing found or sent, the file unread, and its error", c, sh.UnreadErr())
 	}
 	if left := segFiles(t, dir); !slices.Equal(left, files) {
 		t.Errorf("files left %v, want %v", left, files)
@@ -1044,5 +1051,18 @@ func TestPayloadLengthBeyondThePayload(t *testing.T) {
 	}
 	if _, err := parseResource(order.AppendUint32(nil, 0)); err != nil {
 		t.Errorf("an empty resource: %v", err)
+	}
+}
+
+// A frame whose length is the largest a length word holds is torn, and
+// parsing stops there: on 32 bits the offset after it does not fit an int.
+func TestFrameLengthBeyondTheFile(t *testing.T) {
+	mem := make([]byte, testSegment)
+	putHeader(mem, len(mem), 1, 1)
+	order.PutUint32(mem[headerSize:], math.MaxUint32&^settledBit)
+	var c *contents
+	var err error
+	if ferr := guardFault(func() { c, err = parse(mem, true) }); ferr != nil || err != nil || c.torn != 1 || len(c.records) != 0 {
+		t.Errorf("fault %v, error %v, contents %+v: want one torn frame and nothing else", ferr, err, c)
 	}
 }

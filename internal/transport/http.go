@@ -340,15 +340,16 @@ func (c *clientFirst) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// sniffUnread reads what the server sent before a write failed. A gRPC
+// sniffUnread looks at what the server sent before a write failed. A gRPC
 // server resets the connection when it reads HTTP/1; if the reset comes
 // under the request's write, net/http returns the write's error and closes
 // the connection before its reader has read the settings, still unread in
-// the socket: the mismatch would be retried as a broken connection.
+// the socket: the mismatch would be retried as a broken connection. It
+// peeks, so that net/http's reader, if it comes, still reads an answer
+// (a collector's early 413) whole.
 func (c *clientFirst) sniffUnread() {
 	var b [9]byte
-	_ = c.Conn.SetReadDeadline(time.Now().Add(time.Millisecond))
-	if n, _ := io.ReadFull(c.Conn, b[:]); n > 0 {
+	if n := peek(c.Conn, b[:]); n > 0 {
 		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(b[:n])) })
 	}
 }

@@ -336,3 +336,59 @@ func TestHTTPBodyIsDetachedOnReturn(t *testing.T) {
 		t.Errorf("read after detach: %d %v", n, err)
 	}
 }
+
+// A write that fails under a server's reset still finds what the server
+// had sent, unread: a gRPC server's settings tell the mismatch; anything
+// else does not, and is left whole for net/http's reader.
+func TestClientFirstFailedWriteSeesWhatCame(t *testing.T) {
+	settings := []byte{0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100} // a SETTINGS frame, one setting
+	tooLarge := []byte("HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 0\r\n\r\n")
+	for _, tt := range []struct {
+		name   string
+		sent   []byte
+		http2  bool
+		intact bool
+	}{{"grpc settings", settings, true, false}, {"an http answer", tooLarge, false, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				s, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				s.Write(tt.sent)
+				s.Read(make([]byte, 1)) // the request begins
+				s.(*net.TCPConn).SetLinger(0)
+				s.Close() // a reset: unread bytes were left
+			}()
+			raw, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newClientFirst(raw)
+			defer c.Close()
+			chunk := make([]byte, 64<<10)
+			deadline := time.Now().Add(5 * time.Second)
+			for err == nil && time.Now().Before(deadline) {
+				_, err = c.Write(chunk)
+				time.Sleep(time.Millisecond)
+			}
+			if err == nil {
+				t.Fatal("no write failed")
+			}
+			if got := c.answeredHTTP2.Load(); got != tt.http2 {
+				t.Errorf("answered in HTTP/2: %v, want %v (write error %v)", got, tt.http2, err)
+			}
+			if tt.intact {
+				got := make([]byte, len(tt.sent))
+				if n, _ := io.ReadFull(raw, got); !bytes.Equal(got[:n], tt.sent) {
+					t.Errorf("read after the sniff %q, want %q whole", got[:n], tt.sent)
+				}
+			}
+		})
+	}
+}
