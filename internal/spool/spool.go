@@ -286,9 +286,11 @@ func (s *Spool) next() (seg *segment, full bool) {
 		default:
 			// The housekeeper is making, emptying or removing one. The
 			// call holds the pipeline's lock: a disk that stalls the
-			// housekeeper must not stall every logging call with it.
+			// housekeeper must not stall every logging call with it. So
+			// the spool steps aside, told, until the file comes.
 			if !s.awaitMade() {
-				return nil, false // the record goes unprotected, counted and told
+				s.stepAside(fmt.Errorf("the housekeeper made no file within %v (a stalled disk)", maxMadeWait))
+				return nil, false
 			}
 		}
 	}

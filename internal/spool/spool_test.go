@@ -807,6 +807,20 @@ func TestStalledHousekeeperAtTheBoundStallsNoCall(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a logging call waits on the stalled housekeeper")
 	}
+	// One call waited; the spool stepped aside, and the calls after it
+	// wait for nothing (at 100 ms each, these 30 would take 3 s).
+	if !s.broken.Load() {
+		t.Error("the spool did not step aside")
+	}
+	start := time.Now()
+	for i := range 30 {
+		if v := s.Append(0, encoded(fmt.Sprintf("after %d", i))); v != pipeline.Unjournaled {
+			t.Fatalf("verdict %d after stepping aside, want unjournaled", v)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("30 calls after the first unprotected one took %v: each waits on the housekeeper again", d)
+	}
 }
 
 // The count keeps the files mapped, not their parsed records: through an
