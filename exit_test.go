@@ -1,8 +1,8 @@
 package zaplens
 
 import (
-	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/childproc"
 	"go.uber.org/zap"
 )
 
@@ -68,22 +69,14 @@ func TestExitWithoutCollector(t *testing.T) {
 // "logged" line to its exit.
 func timeChildExit(t *testing.T, endpoint string) (time.Duration, string) {
 	cmd := childCommand("TestExitWithoutCollector", exitChildEnv+"="+endpoint)
-	var stderr strings.Builder
+	var stderr lockedBuffer
 	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "logged" {
-	}
+	p := childproc.Start(t, cmd, func(problem string) string {
+		return fmt.Sprintf("exit child: %s; stderr:\n%s", problem, stderr.String())
+	})
+	p.Expect("logged")
 	logged := time.Now()
-	for sc.Scan() {
-	}
-	if err := cmd.Wait(); err != nil {
+	if err := p.Cmd.Wait(); err != nil {
 		t.Fatalf("child: %v\n%s", err, stderr.String())
 	}
 	return time.Since(logged), stderr.String()

@@ -22,9 +22,12 @@ type Proc struct {
 	t        testing.TB
 	describe func(problem string) string
 	stdin    io.WriteCloser
-	lines    chan string
-	mu       sync.Mutex
-	out      []string
+
+	mu      sync.Mutex
+	out     []string      // every line read so far
+	seen    int           // of out, the lines Expect has looked at
+	ended   bool          // stdout reached its end
+	changed chan struct{} // closed, and made anew, when a line comes or stdout ends
 }
 
 // Start starts cmd, configured by the caller (arguments, environment,
@@ -35,7 +38,7 @@ type Proc struct {
 // tells the child apart, such as its name and its stderr.
 func Start(t testing.TB, cmd *exec.Cmd, describe func(problem string) string) *Proc {
 	t.Helper()
-	p := &Proc{Cmd: cmd, t: t, describe: describe, lines: make(chan string, 16)}
+	p := &Proc{Cmd: cmd, t: t, describe: describe, changed: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -48,21 +51,29 @@ func Start(t testing.TB, cmd *exec.Cmd, describe func(problem string) string) *P
 		t.Fatal(err)
 	}
 	go func() {
+		// Reads on whether or not a test expects: a child whose stdout
+		// nobody reads would block on it once the pipe is full.
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			p.mu.Lock()
-			p.out = append(p.out, sc.Text())
-			p.mu.Unlock()
-			p.lines <- sc.Text()
+			p.tell(func() { p.out = append(p.out, sc.Text()) })
 		}
-		close(p.lines)
+		p.tell(func() { p.ended = true })
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
 	return p
+}
+
+// tell changes what was read, with f, and wakes Expect.
+func (p *Proc) tell(f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Expect waits up to a minute for a line of stdout that starts with prefix,
@@ -72,18 +83,34 @@ func (p *Proc) Expect(prefix string) string {
 	p.t.Helper()
 	timeout := time.After(60 * time.Second)
 	for {
+		rest, found, ended, changed := p.next(prefix)
+		switch {
+		case found:
+			return rest
+		case ended:
+			p.t.Fatal(p.describe(fmt.Sprintf("the child ended without a %q line; stdout %q", prefix, p.Stdout())))
+		}
 		select {
-		case line, ok := <-p.lines:
-			if !ok {
-				p.t.Fatal(p.describe(fmt.Sprintf("the child ended without a %q line; stdout %q", prefix, p.Stdout())))
-			}
-			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				return rest
-			}
+		case <-changed:
 		case <-timeout:
 			p.t.Fatal(p.describe(fmt.Sprintf("no %q line within a minute; stdout so far %q", prefix, p.Stdout())))
 		}
 	}
+}
+
+// next looks, past the lines seen, for one that starts with prefix; when
+// there is none, it says whether stdout ended, and what to wait on.
+func (p *Proc) next(prefix string) (rest string, found, ended bool, changed <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.seen < len(p.out) {
+		line := p.out[p.seen]
+		p.seen++
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return rest, true, false, nil
+		}
+	}
+	return "", false, p.ended, p.changed
 }
 
 // Send writes line and a newline to the child's stdin, failing the test if

@@ -238,15 +238,10 @@ func parse(b []byte, keep bool) (*contents, error) {
 	off := start
 	for off+frameHead <= end {
 		word := order.Uint32(b[off:])
-		n := int(word &^ settledBit)
-		if n == 0 {
+		if word&^settledBit == 0 {
 			break
 		}
-		f, ok := readFrame(b[:end], off)
-		next := end // for a length past the end: off+frameSize(n) may not fit an int of 32 bits
-		if n <= end-off-frameHead {
-			next = off + frameSize(n)
-		}
+		f, next, ok := readFrame(b[:end], off)
 		if !ok {
 			c.torn++
 			if next+frameHead > end || !sound(b[:end], next) {
@@ -296,18 +291,21 @@ func parse(b []byte, keep bool) (*contents, error) {
 func frameLen(b []byte, off int) int { return int(order.Uint32(b[off:]) &^ settledBit) }
 
 // readFrame reads the frame at off, and reports whether it is whole and
-// its checksum right. A frame that is not still gives its kind.
-func readFrame(b []byte, off int) (frame, bool) {
+// its checksum right, and where the next frame would start: len(b) when
+// the length runs past the end (off plus such a length may not fit an int
+// of 32 bits). A frame that is not whole or right still gives its kind.
+func readFrame(b []byte, off int) (f frame, next int, ok bool) {
 	n := frameLen(b, off)
 	kind := order.Uint32(b[off+8:])
 	if n > len(b)-off-frameHead {
-		return frame{kind: kindFirst}, false
+		return frame{kind: kindFirst}, len(b), false
 	}
+	next = off + frameSize(n)
 	body := b[off+8 : off+frameHead+n]
 	if crc32.Update(0, castagnoli, body) != order.Uint32(b[off+4:]) {
-		return frame{kind: kind}, false
+		return frame{kind: kind}, next, false
 	}
-	return frame{kind: kind, payload: body[4:]}, true
+	return frame{kind: kind, payload: body[4:]}, next, true
 }
 
 // sound tells whether a whole frame with the right checksum, or the end of
@@ -316,7 +314,7 @@ func sound(b []byte, off int) bool {
 	if order.Uint32(b[off:]) == 0 {
 		return true
 	}
-	_, ok := readFrame(b, off)
+	_, _, ok := readFrame(b, off)
 	return ok
 }
 

@@ -319,9 +319,7 @@ func (c *clientFirst) open() { c.once.Do(func() { close(c.written) }) }
 func (c *clientFirst) Read(p []byte) (int, error) {
 	<-c.written
 	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(p[:n])) })
-	}
+	c.sniffFirst(p[:n])
 	return n, err
 }
 
@@ -349,8 +347,14 @@ func (c *clientFirst) Write(p []byte) (int, error) {
 // (a collector's early 413) whole.
 func (c *clientFirst) sniffUnread() {
 	var b [9]byte
-	if n := peek(c.Conn, b[:]); n > 0 {
-		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(b[:n])) })
+	c.sniffFirst(b[:peek(c.Conn, b[:])])
+}
+
+// sniffFirst judges the server's first bytes, b, once: only when they are
+// enough for a frame header, so that a short read leaves it to the next.
+func (c *clientFirst) sniffFirst(b []byte) {
+	if len(b) >= 9 {
+		c.sniff.Do(func() { c.answeredHTTP2.Store(isSettingsFrame(b)) })
 	}
 }
 
