@@ -120,7 +120,7 @@ func fileMillis(s *setting[time.Duration], at string, ms *int) error {
 	switch {
 	case ms == nil || *ms <= 0 || s.set:
 	case int64(*ms) > maxMillis:
-		return fmt.Errorf("%s(%d): more milliseconds than a duration holds", at, *ms)
+		return fmt.Errorf("%s(%d): %s", at, *ms, durationOverflow)
 	default:
 		s.by(at, time.Duration(*ms)*time.Millisecond)
 	}

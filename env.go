@@ -76,11 +76,8 @@ func said[T any](s *setting[T]) string {
 	if str, ok := any(s.value).(string); ok {
 		v = strconv.Quote(str)
 	}
-	switch {
-	case s.env:
+	if s.env {
 		return s.from + "=" + v
-	case s.from == "": // an option that does not name itself (by)
-		return "an option's value " + v
 	}
 	return s.from + "(" + v + ")"
 }
@@ -248,7 +245,7 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	if len(c.headers.value) == 0 || t.TLS {
 		return nil
 	}
-	if c.endpoint.from == "the default endpoint" {
+	if !c.endpoint.set {
 		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headers.from)
 		return c.triage(c.headers.bad(nil, err))
 	}
@@ -588,29 +585,33 @@ func resolveInt(s *setting[int], def, least int, keys ...string) error {
 	return resolveIntIn(s, def, least, math.MaxInt, "", keys...)
 }
 
-// maxMillis is the most milliseconds a time.Duration holds.
-const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+// maxMillis is the most milliseconds a time.Duration holds; more is
+// durationOverflow.
+const (
+	maxMillis        = math.MaxInt64 / int64(time.Millisecond)
+	durationOverflow = "more milliseconds than a duration holds"
+)
 
 // resolveIntIn is resolveInt for variables whose integers count unit, for
-// messages: "" for a count, else the unit of a duration, which holds at
-// most most of it. A variable is read as 64 bits on every platform.
+// messages: "" for a count, else milliseconds, of a duration, which holds
+// at most most of them. A variable is read as 64 bits on every platform.
 func resolveIntIn[T int | int64](s *setting[T], def, least T, most int64, unit string, keys ...string) error {
 	if v := s.lookup(keys...); v != "" {
+		inUnit, tooMany := "", fmt.Sprintf("more than %d", most)
+		if unit != "" {
+			inUnit, tooMany = " ("+unit+")", durationOverflow
+		}
 		// Out of range, ParseInt gives the nearer end: the least bound
 		// refuses the lower, over the upper.
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		over := n > most || (err != nil && n > 0)
+		trimmed := strings.TrimSpace(v)
+		n, err := strconv.ParseInt(trimmed, 10, 64)
 		switch {
-		case err != nil && !errors.Is(err, strconv.ErrRange) && unit != "":
-			return s.bad(def, fmt.Errorf("%s=%q: not an integer (%s)", s.from, v, unit))
 		case err != nil && !errors.Is(err, strconv.ErrRange):
-			return s.bad(def, fmt.Errorf("%s=%q: not an integer", s.from, v))
-		case over && unit != "":
-			return s.bad(def, fmt.Errorf("%s=%s: more %s than a duration holds", s.from, v, unit))
-		case over:
-			return s.bad(def, fmt.Errorf("%s=%s: more than %d", s.from, v, most))
+			return s.bad(def, fmt.Errorf("%s=%q: not an integer%s", s.from, v, inUnit))
+		case n > most || (err != nil && n > 0):
+			return s.bad(def, fmt.Errorf("%s=%s: %s", s.from, trimmed, tooMany))
 		case n < int64(least):
-			return s.bad(def, fmt.Errorf("%s=%s: must be at least %d", s.from, strings.TrimSpace(v), least))
+			return s.bad(def, fmt.Errorf("%s=%s: must be at least %d", s.from, trimmed, least))
 		}
 		s.put(T(n))
 		return nil

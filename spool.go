@@ -55,7 +55,8 @@ type spoolConfig struct {
 	shipOnly     bool // ShipSpool: send what the directory holds, keep no spool
 }
 
-// resolveSpool reads the spool's variables; a bad one is told and ignored.
+// resolveSpool reads the spool's variables; a bad value is dealt with by
+// the rule (setting.bad).
 func (c *providerConfig) resolveSpool() error {
 	if v := c.spool.dir.lookup("ZAPLENS_SPOOL_DIR"); v != "" {
 		c.spool.dir.put(v)
