@@ -271,7 +271,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	if !enabled && span == nil {
 		return
 	}
-	c.addBaggage(e, r, ctx)
+	c.addBaggage(e, r)
 	// One record for both ways, so that a direct way that gives up
 	// partway leaves the general one nothing to build again. A span
 	// event needs the attributes, which only the general way makes.
@@ -313,15 +313,15 @@ func (c *Core) entryContext(r *entryRead) (context.Context, trace.SpanContext) {
 	return context.Background(), c.sc
 }
 
-// addBaggage adds to e the baggage WithBaggage asks for, of ctx, the
-// entry's context: With's read once, with the logger.
-func (c *Core) addBaggage(e *attrEncoder, r *entryRead, ctx context.Context) {
+// addBaggage adds to e the baggage WithBaggage asks for, of the entry's
+// context: the entry's own, or With's, read once with the logger.
+func (c *Core) addBaggage(e *attrEncoder, r *entryRead) {
 	switch {
 	case !c.b.cfg.baggage.on:
 	case r.ctx == nil:
 		e.bag = append(e.bag, c.bag...)
 	default:
-		e.bag = c.b.cfg.baggage.append(e.bag, ctx)
+		e.bag = c.b.cfg.baggage.append(e.bag, r.ctx)
 	}
 }
 
@@ -407,10 +407,9 @@ var noScope scope
 // The scope found last is tried first: a string compare where the name is
 // the last one's, as it is for a program's few loggers in a loop, in place
 // of a map lookup. It is stored only when it changes. BenchmarkScope
-// (benchmarks/results/scope-cache.txt): 4 ns against the map's 11 for one
-// name, 4.5 against 6 with two goroutines each on its own name; for two
-// names strictly in turn, 15 against 10 with two CPUs and no difference
-// with one, the one case it may lose.
+// measures it against the map (benchmarks/results/scope-cache.txt): it
+// wins for one name and for goroutines each on its own, and loses only
+// when two names strictly alternate across CPUs.
 func (b *bridge) scope(name string) *scope {
 	if l := b.last.Load(); l != nil && l.name == name {
 		return &l.scope

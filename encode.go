@@ -286,11 +286,11 @@ func (e *attrEncoder) addError(key string, v any) {
 		// The last zap.Error wins, as any repeated key does; top holds
 		// nothing but its attributes until the entry's own are added.
 		e.setException(err, stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
-		e.top = append(e.top, r.details...)
+		e.top = r.appendDetails(e.top)
 		return
 	}
 	e.addString(r.key, r.msg)
-	e.kvs = append(e.kvs, r.details...)
+	e.kvs = r.appendDetails(e.kvs)
 }
 
 // setException makes attrs, of err, the record's exception, replacing any
@@ -380,7 +380,16 @@ func stringerText(key string, v any) (k, s string) {
 type errorRead struct {
 	key, msg, typ string
 	exception     bool
-	details       []attribute.KeyValue
+	// What "<field>Causes" and "<field>Verbose" are made of, appended by
+	// appendDetails to the caller's pooled slice: no slice of its own.
+	field   string
+	causes  []error
+	verbose string
+}
+
+// appendDetails appends the error's "<field>Causes" and "<field>Verbose".
+func (r errorRead) appendDetails(kvs []attribute.KeyValue) []attribute.KeyValue {
+	return appendErrorDetails(kvs, r.field, r.causes, r.verbose)
 }
 
 // readError reads err for the field key, running its user code (Error,
@@ -393,9 +402,8 @@ func readError(key string, err error) (r errorRead) {
 	if perr != nil {
 		return errorRead{key: key + "Error", msg: perr.Error()}
 	}
-	details := appendErrorDetails(nil, key, causes, verbose)
 	if key != errorKey {
-		return errorRead{key: key, msg: msg, details: details}
+		return errorRead{key: key, msg: msg, field: key, causes: causes, verbose: verbose}
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -406,7 +414,7 @@ func readError(key string, err error) (r errorRead) {
 			r = errorRead{key: key + "Error", msg: "PANIC=" + panicText(p)}
 		}
 	}()
-	return errorRead{msg: msg, typ: errorType(err), exception: true, details: details}
+	return errorRead{msg: msg, typ: errorType(err), exception: true, field: key, causes: causes, verbose: verbose}
 }
 
 // errorType names err's type fully, as semantic conventions ask of

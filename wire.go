@@ -165,7 +165,7 @@ type convertedField struct {
 	held              heldValue
 }
 
-// lastException is the exception of the last zap.Error converted, of
+// lastException is the exception of the last zap.Error read, of
 // fields[index]: only the last counts, as setException replaces any
 // earlier one.
 type lastException struct {
@@ -334,11 +334,12 @@ func (d *directWriter) error(i int, f *zapcore.Field) bool {
 		clear(x.attrs)
 		x.set, x.index, x.err = true, i, err
 		x.attrs = append(x.attrs[:0], stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
-		x.attrs = append(x.attrs, r.details...)
+		x.attrs = r.appendDetails(x.attrs)
 		return true
 	}
 	d.keep(i, heldValue{}, stringAttr(r.key, r.msg))
-	kvs := d.extend(r.details...)
+	d.conv = r.appendDetails(d.conv)
+	kvs := d.extend()
 	return d.str(string(kvs[0].Key), kvs[0].Value.AsString()) && d.addAttrs(kvs[1:])
 }
 
@@ -352,17 +353,17 @@ func (d *directWriter) keep(i int, h heldValue, kvs ...attribute.KeyValue) []att
 	return d.conv[c.start:c.end]
 }
 
-// extend adds kvs to what the last kept field became.
-func (d *directWriter) extend(kvs ...attribute.KeyValue) []attribute.KeyValue {
+// extend makes what was appended to conv since the last kept field part
+// of what that field became.
+func (d *directWriter) extend() []attribute.KeyValue {
 	c := &d.converted[len(d.converted)-1]
-	d.conv = append(d.conv, kvs...)
 	c.end = len(d.conv)
 	return d.conv[c.start:c.end]
 }
 
 // convert writes fields[i] through the general conversion, which may run
 // user code, and keeps what it gave for the general way, should the entry
-// go there after all: its attributes, and, for zap.Error, the exception.
+// go there after all: its attributes. (Errors are read by error.)
 func (d *directWriter) convert(i int, f zapcore.Field) bool {
 	e := d.e
 	defer e.reset()

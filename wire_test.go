@@ -21,8 +21,8 @@ import (
 // Core.write makes them, with the same functions.
 func wireHead(c *Core, e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) otlpwire.Record {
 	r := readEntry(fields)
-	ctx, sc := c.entryContext(&r)
-	c.addBaggage(e, &r, ctx)
+	_, sc := c.entryContext(&r)
+	c.addBaggage(e, &r)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), sc, c.eventName(&r))
 	return rec

@@ -42,6 +42,9 @@ func TestRedactorMatch(t *testing.T) {
 // keys of the lengths and first letters kept and not, the letters that
 // fold from outside ASCII (the Kelvin sign, the long s), long keys.
 func TestRedactorMatchIsEqualFold(t *testing.T) {
+	if r := NewRedactor("Password", "password", "PASSWORD"); !r.allASCII {
+		t.Error("a key given in several cases turned the fast filters off")
+	}
 	long63, long64 := strings.Repeat("s", 63), strings.Repeat("s", 64)
 	sets := [][]string{
 		{"secret", "key"}, {"Password", "token"}, {"Password", "password", "PASSWORD"}, {"s", "k"}, {long63}, {long64}, {"kelvin\u212a"}, {"ſ"},
