@@ -672,8 +672,14 @@ func TestShipSpoolTellsAFileLeftUnread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The format's version is at byte 8 (internal/spool's offVersion), a
+	// small number: checked first, so that a moved field fails here, in
+	// words, rather than as a file that was not refused.
 	var v [4]byte
-	binary.NativeEndian.PutUint32(v[:], 1<<20) // the format's version, at byte 8
+	if _, err := f.ReadAt(v[:], 8); err != nil || binary.NativeEndian.Uint32(v[:]) == 0 || binary.NativeEndian.Uint32(v[:]) > 100 {
+		t.Fatalf("byte 8 holds %v (%v), not the format's version: the spool's header changed", v, err)
+	}
+	binary.NativeEndian.PutUint32(v[:], 1<<20)
 	if _, err := f.WriteAt(v[:], 8); err != nil {
 		t.Fatal(err)
 	}
