@@ -231,7 +231,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string) (map[string]string, error) {
 	h := map[string]string{}
 	if list != nil {
-		pairs, err := parsePairs(at+".headers_list", *list)
+		pairs, err := parsePairs(at+".headers_list", *list, headerValue)
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +306,7 @@ func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource
 	}
 	var list []attribute.KeyValue
 	if r.AttributesList != nil {
-		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList)
+		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList, resourceValue)
 		if err != nil {
 			return nil, err
 		}

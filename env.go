@@ -333,7 +333,7 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return map[string]string{}, nil
 	}
-	h, err := parsePairs(key, s)
+	h, err := parsePairs(key, s, headerValue)
 	if err != nil {
 		return nil, err
 	}
@@ -341,10 +341,10 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 }
 
 // parsePairs reads the key=value pairs of variable from, separated by
-// commas, keys and values trimmed and values percent-decoded, as the OTel
-// spec writes headers and resource attributes. Errors give the position
-// and key of a bad pair, never its value, which may be a token.
-func parsePairs(from, s string) (map[string]string, error) {
+// commas, keys trimmed and each value read by value, as the OTel spec
+// writes headers and resource attributes. Errors give the position and
+// key of a bad pair, never its value, which may be a token.
+func parsePairs(from, s string, value func(raw string) (string, error)) (map[string]string, error) {
 	pairs := map[string]string{}
 	if s == "" {
 		return pairs, nil
@@ -355,13 +355,28 @@ func parsePairs(from, s string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", from, i+1)
 		}
-		val, err := url.PathUnescape(strings.TrimSpace(v))
+		val, err := value(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", from, i+1, printable(k))
 		}
 		pairs[k] = val
 	}
 	return pairs, nil
+}
+
+// headerValue percent-decodes a header's value, then trims it, as
+// otlploggrpc and otlploghttp read one (convHeaders): an encoded newline
+// or space at an end, a token file's newline, is not sent.
+func headerValue(raw string) (string, error) {
+	v, err := url.PathUnescape(raw)
+	return strings.TrimSpace(v), err
+}
+
+// resourceValue trims a resource attribute's value, then percent-decodes
+// it, as sdk/resource reads OTEL_RESOURCE_ATTRIBUTES: an encoded space at
+// an end is kept.
+func resourceValue(raw string) (string, error) {
+	return url.PathUnescape(strings.TrimSpace(raw))
 }
 
 // checkHeaders refuses at start what the transport would refuse on every
@@ -565,7 +580,7 @@ func (c *providerConfig) resolveBatch() error {
 // value is refused: the SDK reads it as a pair without "=". Invalid UTF-8
 // is not refused: the encoder repairs it to U+FFFD, as it does in records.
 func (c *providerConfig) checkResourceEnv() error {
-	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), resourceValue)
 	c.skipResourceEnv = err != nil
 	return ignored(err)
 }

@@ -354,7 +354,7 @@ func TestParsePairs(t *testing.T) {
 		{"a=1,s3cret", nil, "V: pair 2 is not key=value"},
 		{"a=1, k =%zzs3cret", nil, `V: pair 2 ("k"): bad percent-encoding`},
 	} {
-		got, err := parsePairs("V", tc.in)
+		got, err := parsePairs("V", tc.in, resourceValue)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("%q: error %v, want %q without the value", tc.in, err, tc.err)
