@@ -101,9 +101,14 @@ func (c *providerConfig) triage(errs ...error) error {
 }
 
 // lookupEnv returns the first non-empty variable of keys, the signal-specific
-// one first, and its name for messages.
+// one first, and its name for messages. With OTEL_CONFIG_FILE set, the
+// variables the file replaces are not read (fileReplaces).
 func lookupEnv(keys ...string) (value, key string) {
+	file := configFileSet()
 	for _, k := range keys {
+		if file && fileReplaces(k) {
+			continue
+		}
 		if v := os.Getenv(k); v != "" {
 			return v, k
 		}

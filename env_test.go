@@ -578,12 +578,16 @@ func TestBadValueBySource(t *testing.T) {
 			`batch 1000 true`,
 			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (logger_provider.processors[0].batch.max_queue_size)`,
 		}},
-		{"file batch over queue variable", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, nil, []string{
+		// The file replaces the SDK's variables, as the declarative-configuration
+		// spec says: a header meant for another endpoint is not sent to the file's.
+		{"file replaces variables", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100",
+			"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20other", "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip", "ZAPLENS_QUEUE_BYTES": "2048"}, nil, []string{
 			`batch 1000 true`,
+			`queue bytes 2048`,
 			`endpoint https://c:1`,
 			`to https://c:1`,
 			`tls true`,
-			`warning: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+			`warning: OTEL_CONFIG_FILE replaces OTEL_BLRP_MAX_QUEUE_SIZE, OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_LOGS_COMPRESSION: not read (the file may read a variable as ${NAME})`,
 		}},
 		{"file batch over queue option", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", "")}, opts{WithQueueSize(100)}, []string{
 			`queue 100 true`,
@@ -596,6 +600,7 @@ func TestBadValueBySource(t *testing.T) {
 			`endpoint https://c:1`,
 			`to https://c:1`,
 			`tls true`,
+			`warning: OTEL_CONFIG_FILE replaces OTEL_EXPORTER_OTLP_TIMEOUT: not read (the file may read a variable as ${NAME})`,
 		}},
 		{"file timeout overflows", env{"OTEL_CONFIG_FILE": file("", "timeout: 99999999999999,", "")}, nil, []string{
 			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.exporter.otlp_grpc.timeout(99999999999999): more milliseconds than a duration holds`,
