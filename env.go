@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -244,8 +246,11 @@ func (c *providerConfig) resolveCompression() error {
 
 // checkPlaintextHeaders keeps headers, which usually hold a token, off a
 // plaintext connection nobody asked for: anyone on the machine may listen
-// on localhost:4317. Over a plaintext endpoint the user set, they go, with
-// a warning.
+// on localhost:4317. Over a plaintext endpoint the user set, they go; a
+// warning tells of those that look like credentials when the endpoint is
+// not on this host, the one case where the network may read them. A
+// stream-field header to a local collector is no secret worth a line at
+// every start of every rank.
 func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	if len(c.headers.value) == 0 || t.TLS {
 		return nil
@@ -254,8 +259,41 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headers.from)
 		return c.triage(c.headers.bad(nil, err))
 	}
-	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headers.from, c.endpoint.from))
+	if creds := credentialHeaders(c.headers.value); len(creds) > 0 && !loopbackHost(t.Host) {
+		c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s (%s) travel in plaintext to the endpoint of %s; use https:// to encrypt them",
+			c.headers.from, strings.Join(creds, ", "), c.endpoint.from))
+	}
 	return nil
+}
+
+// credentialWords are parts of the header names that carry credentials:
+// authorization, x-api-key, dd-api-key, x-auth-token, cookie, ...
+var credentialWords = []string{"auth", "token", "key", "secret", "passw", "credential", "cookie", "session", "signature"}
+
+// credentialHeaders are the names of h, lowercase, that look like
+// credentials, sorted.
+func credentialHeaders(h map[string]string) []string {
+	var out []string
+	for k := range h {
+		for _, w := range credentialWords {
+			if strings.Contains(strings.ToLower(k), w) {
+				out = append(out, printable(k))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// loopbackHost tells whether host is this host: localhost or a loopback
+// address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // resolveProtocol reads OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL: grpc or

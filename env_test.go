@@ -509,19 +509,32 @@ func TestBadValueBySource(t *testing.T) {
 			`headers map[k:v]`,
 			`warning: OTEL_EXPORTER_OTLP_LOGS_HEADERS is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS); ignored, as if not set`,
 		}},
-		{"headers variable, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "k=v", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:1"}, nil, []string{
-			`headers map[k:v]`,
+		// A warning where plaintext matters: credential-like names, to another host.
+		{"headers variable, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=v,x-team=ml,X-API-Key=v", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:1"}, nil, []string{
+			`headers map[authorization:v x-api-key:v x-team:ml]`,
 			`endpoint http://c:1`,
 			`to http://c:1`,
-			`headers sent map[k:v]`,
-			`warning: the headers of OTEL_EXPORTER_OTLP_HEADERS travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_LOGS_ENDPOINT; use https:// to encrypt them`,
+			`headers sent map[authorization:v x-api-key:v x-team:ml]`,
+			`warning: the headers of OTEL_EXPORTER_OTLP_HEADERS ("authorization", "x-api-key") travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_LOGS_ENDPOINT; use https:// to encrypt them`,
 		}},
-		{"headers option, plaintext endpoint variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:1", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, opts{h("k", "v")}, []string{
-			`headers map[k:v]`,
+		{"headers option, plaintext endpoint variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:1", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, opts{h("dd-api-key", "v")}, []string{
+			`headers map[dd-api-key:v]`,
 			`endpoint c:1`,
 			`to http://c:1`,
-			`headers sent map[k:v]`,
-			`warning: the headers of WithHeaders travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT; use https:// to encrypt them`,
+			`headers sent map[dd-api-key:v]`,
+			`warning: the headers of WithHeaders ("dd-api-key") travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT; use https:// to encrypt them`,
+		}},
+		{"headers no secret, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "VL-Stream-Fields=service.name", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:1"}, nil, []string{
+			`headers map[vl-stream-fields:service.name]`,
+			`endpoint http://c:1`,
+			`to http://c:1`,
+			`headers sent map[vl-stream-fields:service.name]`,
+		}},
+		{"headers to a loopback endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=v", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.2:1"}, opts{WithEndpoint("http://[::1]:1")}, []string{
+			`headers map[authorization:v]`,
+			`endpoint http://[::1]:1`,
+			`to http://[::1]:1`,
+			`headers sent map[authorization:v]`,
 		}},
 		{"endpoint variables, the first bad", env{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "grpc://x", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:9"}, nil, []string{
 			`endpoint http://c:9`,
