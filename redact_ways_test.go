@@ -76,13 +76,15 @@ func TestRedactEveryWayOut(t *testing.T) {
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
 	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour),
 		WithRedactKeys("token", "exception.message", "tenant"))
-	opts := []Option{WithLoggerProvider(p), WithLevel(zapcore.DebugLevel), WithSpanEvents(zapcore.DebugLevel),
-		WithSpanStatus(zapcore.ErrorLevel), WithBaggage()}
+	// With span events an entry takes the general way; without, the direct one.
+	plain := []Option{WithLoggerProvider(p), WithLevel(zapcore.DebugLevel), WithBaggage()}
+	spans := append([]Option{WithSpanEvents(zapcore.DebugLevel), WithSpanStatus(zapcore.ErrorLevel)}, plain...)
 	base := newJSONBase(zapcore.DebugLevel)
 	records := 0
 	span := recordedSpan(t, func(ctx context.Context) {
 		ctx = withTestBaggage(t, ctx, "tenant", "s3cret-baggage")
-		for _, l := range []*zap.Logger{zap.New(NewCore(opts...)), zap.New(NewTee(base.core, opts...))} {
+		for _, l := range []*zap.Logger{zap.New(NewCore(spans...)), zap.New(NewTee(base.core, spans...)),
+			zap.New(NewCore(plain...)), zap.New(NewTee(base.core, plain...))} {
 			l = l.With(Context(ctx))
 			l.Info("direct", zap.String("token", "s3cret-direct"), zap.Int("n", 1))
 			l.Info("general", zap.Namespace("ns"), zap.String("Token", "s3cret-general"))
@@ -112,14 +114,14 @@ func TestRedactEveryWayOut(t *testing.T) {
 		sent.WriteString(prototext.Format(rl))
 	}
 	leaks(t, "records sent", sent.String())
-	// Per bridge: token, ns, token, tokenVerbose, Token, TokenCauses, the
+	// Per bridge (two with span events, two without): token, ns, token, tokenVerbose, Token, TokenCauses, the
 	// With's token and tokenVerbose, exception.message, errorVerbose, and
 	// tenant on each of its 6 records; then the emitted record's two; and
 	// inside the JSON text of the three deep values of each bridge.
-	if got, want := strings.Count(sent.String(), `"[redacted]"`), 2*(10+6)+2; got != want {
+	if got, want := strings.Count(sent.String(), `"[redacted]"`), 4*(10+6)+2; got != want {
 		t.Errorf("%d values sent as [redacted], want %d", got, want)
 	}
-	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 2*3; got != want {
+	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 4*3; got != want {
 		t.Errorf("%d values sent as [redacted] inside JSON text, want %d", got, want)
 	}
 	evs := span.Events()
