@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,41 @@ import (
 // configFileVar names the configuration file.
 const configFileVar = "OTEL_CONFIG_FILE"
 
+// replacedByFile are the prefixes of the SDK's variables that the file
+// replaces: the declarative-configuration spec ignores them when a file
+// is given, and only the file's own ${VAR} substitution reads the
+// environment. OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are still
+// read, as otelconf's resource reads them (fileResource), so that the
+// logs' resource is the one the program's other providers get from the
+// same file; so are zaplens's own variables and Go's OTEL_GO_X_*, which
+// the file has no place for.
+var replacedByFile = []string{"OTEL_EXPORTER_OTLP_", "OTEL_BLRP_", "OTEL_LOGRECORD_", "OTEL_LOGS_EXPORTER", "OTEL_SDK_DISABLED"}
+
+// configFileSet tells whether OTEL_CONFIG_FILE names a file.
+func configFileSet() bool { return strings.TrimSpace(os.Getenv(configFileVar)) != "" }
+
+// fileReplaces tells whether the variable k is one the file replaces.
+func fileReplaces(k string) bool {
+	for _, p := range replacedByFile {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// replacedVariables lists the variables set that the file replaces, sorted.
+func replacedVariables() []string {
+	var set []string
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); v != "" && fileReplaces(k) {
+			set = append(set, k)
+		}
+	}
+	slices.Sort(set)
+	return set
+}
+
 // fileConfig is what the file says of the provider.
 type fileConfig struct {
 	disabled bool // disabled: true, or no logger_provider
@@ -35,12 +71,16 @@ type fileConfig struct {
 }
 
 // applyConfigFile reads the file OTEL_CONFIG_FILE names, if any, into the
-// settings no option set: the file wins over the variables, and options
-// win over the file. Its errors name the file and the setting.
+// settings no option set: the file replaces the variables (fileReplaces),
+// and options win over the file. Its errors name the file and the setting.
 func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, error) {
 	path := strings.TrimSpace(os.Getenv(configFileVar))
 	if path == "" {
 		return nil, nil
+	}
+	if set := replacedVariables(); len(set) > 0 {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s replaces %s: not read (the file may read a variable as ${NAME})",
+			configFileVar, strings.Join(set, ", ")))
 	}
 	b, err := readPEMFile(path) // a regular file, bounded, as a certificate is
 	if err != nil {
@@ -231,7 +271,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string) (map[string]string, error) {
 	h := map[string]string{}
 	if list != nil {
-		pairs, err := parsePairs(at+".headers_list", *list)
+		pairs, err := parsePairs(at+".headers_list", *list, headerValue)
 		if err != nil {
 			return nil, err
 		}
@@ -306,7 +346,7 @@ func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource
 	}
 	var list []attribute.KeyValue
 	if r.AttributesList != nil {
-		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList)
+		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList, resourceValue)
 		if err != nil {
 			return nil, err
 		}

@@ -52,6 +52,7 @@ type bridge struct {
 	provider log.LoggerProvider
 	level    zapcore.LevelEnabler // what any logger wants: cfg.level, or with WithLevelFor the union of levels
 	perName  bool                 // WithLevelFor was given: each scope has its own level
+	redact   *otlpwire.Redactor   // a zaplens provider's WithRedactKeys, for what leaves around its encoder
 
 	mu     sync.Mutex                             // serialises additions to scopes
 	scopes atomic.Pointer[map[string]*namedScope] // by zap logger name; copied on write
@@ -88,6 +89,9 @@ func NewCore(opts ...Option) *Core {
 	b := &bridge{cfg: cfg, provider: cfg.provider, level: cfg.anyLevel(), perName: len(cfg.levels) > 0}
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
+	}
+	if p, ok := b.provider.(*LoggerProvider); ok {
+		b.redact = p.limits.Redact
 	}
 	b.scopes.Store(&map[string]*namedScope{})
 	return &Core{b: b, wire: wireWith{ok: true}}
@@ -135,6 +139,7 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 	}
 	e := getEncoder()
 	defer putEncoder(e)
+	e.redact = c.b.redact
 	c.seed(e)
 	e.addFields(fields)
 	nc.with = slices.Clone(e.kvs)
@@ -248,6 +253,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
+	e.redact = c.b.redact
 	ctx, sc := c.entryContext(r)
 	if c.b.cfg.traceBased.drops(ent.Level, &sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
@@ -284,7 +290,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	}
 	attrs := c.convert(e, ent, fields)
 	if span != nil {
-		c.b.cfg.spans.addEvent(span, *ent, e.err, attrs)
+		c.b.cfg.spans.addEvent(span, *ent, e.err, c.b.redact.Attrs(attrs), c.b.redact)
 	}
 	if !enabled {
 		return

@@ -14,6 +14,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Semantic-convention keys of the attributes the bridge sets itself.
@@ -53,6 +55,7 @@ type attrEncoder struct {
 	hold   bool                 // the field's own object or array is to be held (see heldValue)
 	held   heldValue
 	bag    []attribute.KeyValue // the entry's baggage attributes (WithBaggage), kept until it is written
+	redact *otlpwire.Redactor   // the provider's, for the text made of values past the depth bound
 }
 
 // A heldValue is the object or array a field becomes, held as its entries,
@@ -131,6 +134,7 @@ func putEncoder(e *attrEncoder) {
 // need it.
 func (e *attrEncoder) release() bool {
 	e.direct.forget()
+	e.redact = nil
 	clear(e.bag)
 	e.bag = e.bag[:0]
 	if cap(e.bag) > maxPooledAttrs {
@@ -143,7 +147,7 @@ func (e *attrEncoder) release() bool {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{direct: e.direct, record: e.record, bag: e.bag} // an entry on the direct way may be under way
+		*e = attrEncoder{direct: e.direct, record: e.record, bag: e.bag, redact: e.redact} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)
@@ -463,7 +467,7 @@ func (e *attrEncoder) AddArray(key string, m zapcore.ArrayMarshaler) error {
 	if level >= maxValueDepth {
 		return e.addJSON(key, func(enc zapcore.ObjectEncoder) error { return enc.AddArray(key, m) })
 	}
-	a := getArrayEncoder(level + 1)
+	a := getArrayEncoder(level+1, e.redact)
 	defer putArrayEncoder(a)
 	err := m.MarshalLogArray(a)
 	if e.holds(level) {
@@ -529,7 +533,7 @@ func (e *attrEncoder) AddUintptr(key string, v uintptr)        { e.AddUint64(key
 // AddReflected adds v as the structure encoding/json gives it, the same
 // structure zap's JSON encoder prints.
 func (e *attrEncoder) AddReflected(key string, v any) error {
-	val, err := reflectedValue(v)
+	val, err := reflectedValue(v, e.redact)
 	if err != nil {
 		return err
 	}
@@ -546,15 +550,16 @@ func (e *attrEncoder) OpenNamespace(key string) {
 // arrayEncoder collects an array marshaler's elements. It is pooled: the
 // elements are copied into the slice value the array becomes.
 type arrayEncoder struct {
-	vals  []attribute.Value
-	depth int // how deep in a value the elements lie
+	vals   []attribute.Value
+	depth  int                // how deep in a value the elements lie
+	redact *otlpwire.Redactor // as attrEncoder's
 }
 
 var arrayEncoderPool = sync.Pool{New: func() any { return &arrayEncoder{vals: make([]attribute.Value, 0, 16)} }}
 
-func getArrayEncoder(depth int) *arrayEncoder {
+func getArrayEncoder(depth int, redact *otlpwire.Redactor) *arrayEncoder {
 	a := arrayEncoderPool.Get().(*arrayEncoder)
-	a.depth = depth
+	a.depth, a.redact = depth, redact
 	return a
 }
 
@@ -571,7 +576,7 @@ func (a *arrayEncoder) AppendArray(m zapcore.ArrayMarshaler) error {
 	if a.depth >= maxValueDepth {
 		return a.appendJSON(func(enc zapcore.ObjectEncoder) error { return enc.AddArray("v", m) })
 	}
-	inner := getArrayEncoder(a.depth + 1)
+	inner := getArrayEncoder(a.depth+1, a.redact)
 	defer putArrayEncoder(inner)
 	err := m.MarshalLogArray(inner)
 	a.vals = append(a.vals, attribute.SliceValue(inner.vals...))
@@ -584,7 +589,7 @@ func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
 	}
 	inner := getEncoder()
 	defer putEncoder(inner)
-	inner.depth = a.depth + 1
+	inner.depth, inner.redact = a.depth+1, a.redact
 	err := m.MarshalLogObject(inner)
 	a.vals = append(a.vals, attribute.MapValue(inner.result()...))
 	return err
@@ -596,20 +601,21 @@ func (a *arrayEncoder) AppendObject(m zapcore.ObjectMarshaler) error {
 
 // addJSON adds, under key, the JSON text of what add writes under key.
 func (e *attrEncoder) addJSON(key string, add func(zapcore.ObjectEncoder) error) error {
-	s, err := jsonText(add)
+	s, err := jsonText(add, e.redact)
 	e.addString(key, s)
 	return err
 }
 
 func (a *arrayEncoder) appendJSON(add func(zapcore.ObjectEncoder) error) error {
-	s, err := jsonText(add)
+	s, err := jsonText(add, a.redact)
 	a.vals = append(a.vals, stringValue(s))
 	return err
 }
 
 // jsonText runs add on a map encoder and returns the JSON of the one value
-// it added.
-func jsonText(add func(zapcore.ObjectEncoder) error) (string, error) {
+// it added, with what r matches redacted: as text, no key is left for the
+// provider's encoder to see.
+func jsonText(add func(zapcore.ObjectEncoder) error, r *otlpwire.Redactor) (string, error) {
 	enc := zapcore.NewMapObjectEncoder()
 	err := add(enc)
 	for _, v := range enc.Fields {
@@ -617,13 +623,13 @@ func jsonText(add func(zapcore.ObjectEncoder) error) (string, error) {
 		if jerr != nil {
 			return "", jerr
 		}
-		return string(b), err
+		return string(redactJSON(r, b)), err
 	}
 	return "", err
 }
 
 func (a *arrayEncoder) AppendReflected(v any) error {
-	val, err := reflectedValue(v)
+	val, err := reflectedValue(v, a.redact)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,9 +103,14 @@ func (c *providerConfig) triage(errs ...error) error {
 }
 
 // lookupEnv returns the first non-empty variable of keys, the signal-specific
-// one first, and its name for messages.
+// one first, and its name for messages. With OTEL_CONFIG_FILE set, the
+// variables the file replaces are not read (fileReplaces).
 func lookupEnv(keys ...string) (value, key string) {
+	file := configFileSet()
 	for _, k := range keys {
+		if file && fileReplaces(k) {
+			continue
+		}
 		if v := os.Getenv(k); v != "" {
 			return v, k
 		}
@@ -239,8 +246,11 @@ func (c *providerConfig) resolveCompression() error {
 
 // checkPlaintextHeaders keeps headers, which usually hold a token, off a
 // plaintext connection nobody asked for: anyone on the machine may listen
-// on localhost:4317. Over a plaintext endpoint the user set, they go, with
-// a warning.
+// on localhost:4317. Over a plaintext endpoint the user set, they go; a
+// warning tells of those that look like credentials when the endpoint is
+// not on this host, the one case where the network may read them. A
+// stream-field header to a local collector is no secret worth a line at
+// every start of every rank.
 func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	if len(c.headers.value) == 0 || t.TLS {
 		return nil
@@ -249,8 +259,41 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 		err := fmt.Errorf("%s is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS)", c.headers.from)
 		return c.triage(c.headers.bad(nil, err))
 	}
-	c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s travel in plaintext to the endpoint of %s; use https:// to encrypt them", c.headers.from, c.endpoint.from))
+	if creds := credentialHeaders(c.headers.value); len(creds) > 0 && !loopbackHost(t.Host) {
+		c.warnings = append(c.warnings, fmt.Sprintf("the headers of %s (%s) travel in plaintext to the endpoint of %s; use https:// to encrypt them",
+			c.headers.from, strings.Join(creds, ", "), c.endpoint.from))
+	}
 	return nil
+}
+
+// credentialWords are parts of the header names that carry credentials:
+// authorization, x-api-key, dd-api-key, x-auth-token, cookie, ...
+var credentialWords = []string{"auth", "token", "key", "secret", "passw", "credential", "cookie", "session", "signature"}
+
+// credentialHeaders are the names of h, lowercase, that look like
+// credentials, sorted.
+func credentialHeaders(h map[string]string) []string {
+	var out []string
+	for k := range h {
+		for _, w := range credentialWords {
+			if strings.Contains(strings.ToLower(k), w) {
+				out = append(out, printable(k))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// loopbackHost tells whether host is this host: localhost or a loopback
+// address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // resolveProtocol reads OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL: grpc or
@@ -333,7 +376,7 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return map[string]string{}, nil
 	}
-	h, err := parsePairs(key, s)
+	h, err := parsePairs(key, s, headerValue)
 	if err != nil {
 		return nil, err
 	}
@@ -341,10 +384,10 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 }
 
 // parsePairs reads the key=value pairs of variable from, separated by
-// commas, keys and values trimmed and values percent-decoded, as the OTel
-// spec writes headers and resource attributes. Errors give the position
-// and key of a bad pair, never its value, which may be a token.
-func parsePairs(from, s string) (map[string]string, error) {
+// commas, keys trimmed and each value read by value, as the OTel spec
+// writes headers and resource attributes. Errors give the position and
+// key of a bad pair, never its value, which may be a token.
+func parsePairs(from, s string, value func(raw string) (string, error)) (map[string]string, error) {
 	pairs := map[string]string{}
 	if s == "" {
 		return pairs, nil
@@ -355,13 +398,28 @@ func parsePairs(from, s string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", from, i+1)
 		}
-		val, err := url.PathUnescape(strings.TrimSpace(v))
+		val, err := value(v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", from, i+1, printable(k))
 		}
 		pairs[k] = val
 	}
 	return pairs, nil
+}
+
+// headerValue percent-decodes a header's value, then trims it, as
+// otlploggrpc and otlploghttp read one (convHeaders): an encoded newline
+// or space at an end, a token file's newline, is not sent.
+func headerValue(raw string) (string, error) {
+	v, err := url.PathUnescape(raw)
+	return strings.TrimSpace(v), err
+}
+
+// resourceValue trims a resource attribute's value, then percent-decodes
+// it, as sdk/resource reads OTEL_RESOURCE_ATTRIBUTES: an encoded space at
+// an end is kept.
+func resourceValue(raw string) (string, error) {
+	return url.PathUnescape(strings.TrimSpace(raw))
 }
 
 // checkHeaders refuses at start what the transport would refuse on every
@@ -565,7 +623,7 @@ func (c *providerConfig) resolveBatch() error {
 // value is refused: the SDK reads it as a pair without "=". Invalid UTF-8
 // is not refused: the encoder repairs it to U+FFFD, as it does in records.
 func (c *providerConfig) checkResourceEnv() error {
-	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"))
+	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), resourceValue)
 	c.skipResourceEnv = err != nil
 	return ignored(err)
 }

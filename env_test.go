@@ -354,7 +354,7 @@ func TestParsePairs(t *testing.T) {
 		{"a=1,s3cret", nil, "V: pair 2 is not key=value"},
 		{"a=1, k =%zzs3cret", nil, `V: pair 2 ("k"): bad percent-encoding`},
 	} {
-		got, err := parsePairs("V", tc.in)
+		got, err := parsePairs("V", tc.in, resourceValue)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
 				t.Errorf("%q: error %v, want %q without the value", tc.in, err, tc.err)
@@ -509,19 +509,32 @@ func TestBadValueBySource(t *testing.T) {
 			`headers map[k:v]`,
 			`warning: OTEL_EXPORTER_OTLP_LOGS_HEADERS is set but no endpoint is: headers are not sent in plaintext to the default endpoint, which any local user can listen on; set OTEL_EXPORTER_OTLP_ENDPOINT (https://... for TLS); ignored, as if not set`,
 		}},
-		{"headers variable, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "k=v", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:1"}, nil, []string{
-			`headers map[k:v]`,
+		// A warning where plaintext matters: credential-like names, to another host.
+		{"headers variable, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=v,x-team=ml,X-API-Key=v", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://c:1"}, nil, []string{
+			`headers map[authorization:v x-api-key:v x-team:ml]`,
 			`endpoint http://c:1`,
 			`to http://c:1`,
-			`headers sent map[k:v]`,
-			`warning: the headers of OTEL_EXPORTER_OTLP_HEADERS travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_LOGS_ENDPOINT; use https:// to encrypt them`,
+			`headers sent map[authorization:v x-api-key:v x-team:ml]`,
+			`warning: the headers of OTEL_EXPORTER_OTLP_HEADERS ("authorization", "x-api-key") travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_LOGS_ENDPOINT; use https:// to encrypt them`,
 		}},
-		{"headers option, plaintext endpoint variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:1", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, opts{h("k", "v")}, []string{
-			`headers map[k:v]`,
+		{"headers option, plaintext endpoint variable", env{"OTEL_EXPORTER_OTLP_ENDPOINT": "c:1", "OTEL_EXPORTER_OTLP_INSECURE": "true"}, opts{h("dd-api-key", "v")}, []string{
+			`headers map[dd-api-key:v]`,
 			`endpoint c:1`,
 			`to http://c:1`,
-			`headers sent map[k:v]`,
-			`warning: the headers of WithHeaders travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT; use https:// to encrypt them`,
+			`headers sent map[dd-api-key:v]`,
+			`warning: the headers of WithHeaders ("dd-api-key") travel in plaintext to the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT; use https:// to encrypt them`,
+		}},
+		{"headers no secret, plaintext endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "VL-Stream-Fields=service.name", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:1"}, nil, []string{
+			`headers map[vl-stream-fields:service.name]`,
+			`endpoint http://c:1`,
+			`to http://c:1`,
+			`headers sent map[vl-stream-fields:service.name]`,
+		}},
+		{"headers to a loopback endpoint", env{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=v", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.2:1"}, opts{WithEndpoint("http://[::1]:1")}, []string{
+			`headers map[authorization:v]`,
+			`endpoint http://[::1]:1`,
+			`to http://[::1]:1`,
+			`headers sent map[authorization:v]`,
 		}},
 		{"endpoint variables, the first bad", env{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "grpc://x", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:9"}, nil, []string{
 			`endpoint http://c:9`,
@@ -578,12 +591,16 @@ func TestBadValueBySource(t *testing.T) {
 			`batch 1000 true`,
 			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (logger_provider.processors[0].batch.max_queue_size)`,
 		}},
-		{"file batch over queue variable", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100"}, nil, []string{
+		// The file replaces the SDK's variables, as the declarative-configuration
+		// spec says: a header meant for another endpoint is not sent to the file's.
+		{"file replaces variables", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100",
+			"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20other", "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip", "ZAPLENS_QUEUE_BYTES": "2048"}, nil, []string{
 			`batch 1000 true`,
+			`queue bytes 2048`,
 			`endpoint https://c:1`,
 			`to https://c:1`,
 			`tls true`,
-			`warning: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (OTEL_BLRP_MAX_QUEUE_SIZE or WithQueueSize); ignored, as if not set`,
+			`warning: OTEL_CONFIG_FILE replaces OTEL_BLRP_MAX_QUEUE_SIZE, OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_LOGS_COMPRESSION: not read (the file may read a variable as ${NAME})`,
 		}},
 		{"file batch over queue option", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", "")}, opts{WithQueueSize(100)}, []string{
 			`queue 100 true`,
@@ -596,6 +613,7 @@ func TestBadValueBySource(t *testing.T) {
 			`endpoint https://c:1`,
 			`to https://c:1`,
 			`tls true`,
+			`warning: OTEL_CONFIG_FILE replaces OTEL_EXPORTER_OTLP_TIMEOUT: not read (the file may read a variable as ${NAME})`,
 		}},
 		{"file timeout overflows", env{"OTEL_CONFIG_FILE": file("", "timeout: 99999999999999,", "")}, nil, []string{
 			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.exporter.otlp_grpc.timeout(99999999999999): more milliseconds than a duration holds`,

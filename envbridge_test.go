@@ -66,8 +66,8 @@ func TestEnvLevel(t *testing.T) {
 }
 
 // ZAPLENS_LEVEL sets levels per logger-name prefix as WithLevelFor does;
-// WithLevelFor for the same prefix wins, and a bad part is ignored whole,
-// with a warning.
+// WithLevelFor for the same prefix wins, and a bad part, an empty level
+// among them, is ignored with a warning, the parts that parse kept.
 func TestEnvLevelPerLogger(t *testing.T) {
 	names := []string{"", "http", "http.client", "megatron.training"}
 	for _, tc := range []struct {
@@ -85,6 +85,14 @@ func TestEnvLevelPerLogger(t *testing.T) {
 		{"info,http=lod", nil,
 			[]string{" info", " warn", " error", "http info", "http warn", "http error", "http.client info", "http.client warn", "http.client error",
 				"megatron.training info", "megatron.training warn", "megatron.training error"}, `"http=lod": want debug`},
+		{"warn,http=,megatron.training=debug", nil,
+			[]string{" warn", " error", "http warn", "http error", "http.client warn", "http.client error",
+				"megatron.training debug", "megatron.training info", "megatron.training warn", "megatron.training error"},
+			`zaplens: ZAPLENS_LEVEL="warn,http=,megatron.training=debug": "http=": an empty level; want debug, info, warn, error, dpanic, panic, fatal or off; that part ignored, the rest kept`},
+		{"warn,megatron.data=loud,megatron.training=debug", nil,
+			[]string{" warn", " error", "http warn", "http error", "http.client warn", "http.client error",
+				"megatron.training debug", "megatron.training info", "megatron.training warn", "megatron.training error"},
+			`"megatron.data=loud": want debug, info, warn, error, dpanic, panic, fatal or off; that part ignored, the rest kept`},
 	} {
 		out := bridgeEnv(t)
 		t.Setenv(EnvLevel, tc.value)

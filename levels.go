@@ -103,47 +103,60 @@ func (s levelSpec) options() []Option {
 // parseLevelSpec reads a level specification, "info,http=warn,
 // megatron.training=debug": a bare level is WithLevel's, name=level a
 // WithLevelFor; a level is one of zap's names, in any case, or off.
-// Spaces around the parts are ignored. An unknown level, an empty part, an
-// empty name, a second bare level or a name given twice is an error naming
-// it, so that a typo in the environment is told, not ignored.
-func parseLevelSpec(spec string) (levelSpec, error) {
+// Spaces around the parts are ignored. It keeps every part that parses and
+// returns an error naming each that does not (an unknown or empty level,
+// an empty part or name, a second bare level, a name given twice: the
+// first given holds), so that a typo in the environment is told and costs
+// only its own part.
+func parseLevelSpec(spec string) (levelSpec, []error) {
 	var out levelSpec
+	var errs []error
 	seen := map[string]bool{}
 	for part := range strings.SplitSeq(spec, ",") {
-		part = strings.TrimSpace(part)
-		name, lvl, named := strings.Cut(part, "=")
-		name, lvl = strings.TrimSpace(name), strings.TrimSpace(lvl)
-		if !named {
-			lvl = name
-		}
-		if part == "" || (named && name == "") {
-			return levelSpec{}, fmt.Errorf("empty part %q: want level or name=level", part)
-		}
-		l, err := parseLevelName(lvl)
-		if err != nil && named {
-			return levelSpec{}, fmt.Errorf("%q: %w", part, err)
-		} else if err != nil {
-			return levelSpec{}, err
-		}
-		switch {
-		case !named && out.hasAll:
-			return levelSpec{}, fmt.Errorf("two levels for every logger")
-		case !named:
-			out.all, out.hasAll = l, true
-		case seen[name]:
-			return levelSpec{}, fmt.Errorf("%q is given twice", name)
-		default:
-			seen[name] = true
-			out.fors = append(out.fors, levelFor{prefix: name, level: l})
+		if err := out.add(strings.TrimSpace(part), seen); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return out, nil
+	return out, errs
+}
+
+// add reads one part of a level specification into s.
+func (s *levelSpec) add(part string, seen map[string]bool) error {
+	name, lvl, named := strings.Cut(part, "=")
+	name, lvl = strings.TrimSpace(name), strings.TrimSpace(lvl)
+	if !named {
+		lvl = name
+	}
+	if part == "" || (named && name == "") {
+		return fmt.Errorf("empty part %q: want level or name=level", part)
+	}
+	l, err := parseLevelName(lvl)
+	switch {
+	case err != nil && named:
+		return fmt.Errorf("%q: %w", part, err)
+	case err != nil:
+		return err
+	case !named && s.hasAll:
+		return fmt.Errorf("%q: two levels for every logger", part)
+	case !named:
+		s.all, s.hasAll = l, true
+	case seen[name]:
+		return fmt.Errorf("%q: %q is given twice", part, name)
+	default:
+		seen[name] = true
+		s.fors = append(s.fors, levelFor{prefix: name, level: l})
+	}
+	return nil
 }
 
 // parseLevelName reads one of zap's level names, in any case, or off.
+// Empty is no level (zap reads it as info).
 func parseLevelName(v string) (zapcore.Level, error) {
 	name := strings.ToLower(v)
-	if name == "off" {
+	switch name {
+	case "":
+		return 0, errors.New("an empty level; want debug, info, warn, error, dpanic, panic, fatal or off")
+	case "off":
 		return Off, nil
 	}
 	l, err := zapcore.ParseLevel(name)

@@ -69,7 +69,8 @@ const (
 	// dpanic, panic, fatal, or off (nothing bridged); or levels per
 	// logger-name prefix as well, "info,http=warn,megatron.training=debug",
 	// as [WithLevelFor] sets them. [WithLevel], [WithRankLevel] and
-	// WithLevelFor for the same prefix win over it.
+	// WithLevelFor for the same prefix win over it. A bad part is told
+	// and ignored; the parts that parse apply.
 	EnvLevel = "ZAPLENS_LEVEL"
 	// EnvLoggerNames is a comma-separated list of logger-name prefixes to
 	// bridge, as [WithLoggerName] takes them; an empty item is the unnamed
@@ -146,17 +147,21 @@ func envLevel(key string) (zapcore.Level, bool) {
 }
 
 // envLevelSpec reads ZAPLENS_LEVEL: a level, or a level specification
-// with levels per logger-name prefix ("info,http=warn"). A bad value is
-// ignored whole, with a warning.
+// with levels per logger-name prefix ("info,http=warn"). A bad part is
+// ignored, with a warning, and the parts that parse are kept.
 func envLevelSpec() levelSpec {
 	v := strings.TrimSpace(os.Getenv(EnvLevel))
 	if v == "" {
 		return levelSpec{}
 	}
-	spec, err := parseLevelSpec(v)
-	if err != nil {
-		warnEnv(EnvLevel, v, err.Error())
-		return levelSpec{}
+	spec, errs := parseLevelSpec(v)
+	kept := spec.hasAll || len(spec.fors) > 0
+	for _, err := range errs {
+		if !kept {
+			warnEnv(EnvLevel, v, err.Error())
+			continue
+		}
+		tellOnce(fmt.Sprintf("zaplens: %s=%q: %s; that part ignored, the rest kept\n", EnvLevel, v, err))
 	}
 	return spec
 }

@@ -34,7 +34,8 @@ type otlpServer struct {
 
 	mu       sync.Mutex
 	received []*logpb.ResourceLogs
-	keep     bool // keep the requests' records for inspection
+	keep     bool        // keep the requests' records for inspection
+	metadata metadata.MD // the last request's
 }
 
 type serverOption func(*otlpServer, *[]grpc.ServerOption)
@@ -91,6 +92,7 @@ func (s *otlpServer) Export(ctx context.Context, req *collogpb.ExportLogsService
 	rejected := min(s.reject, n)
 	s.records.Add(n - rejected)
 	s.mu.Lock()
+	s.metadata = md
 	if s.keep {
 		s.received = append(s.received, req.ResourceLogs...)
 	}
@@ -106,6 +108,13 @@ func (s *otlpServer) resources() []*logpb.ResourceLogs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.received
+}
+
+// lastMetadata is the metadata of the last request.
+func (s *otlpServer) lastMetadata() metadata.MD {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.metadata
 }
 
 // waitRecords waits until the server holds n records or d passes.

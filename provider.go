@@ -135,7 +135,7 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	}
 	p := &LoggerProvider{
 		limits: otlpwire.Limits{AttributeCount: c.attrCount.value, ValueLength: c.attrValueLen.value, CheckUTF8: true,
-			Redact: otlpwire.NewRedactor(c.redactKeys...)},
+			Redact: otlpwire.NewRedactor(redactedKeys(c.redactKeys)...)},
 		loggers:       map[loggerKey]*logger{},
 		overflowScope: -1,
 		shutdownDone:  make(chan struct{}),

@@ -279,9 +279,13 @@ func WithResource(res *resource.Resource) ProviderOption {
 // WithRedactKeys sends the value of every record attribute whose key is
 // one of keys, ignoring case, as the string "[redacted]", whatever its
 // type: at any depth (the entries of maps, in attributes and in a map
-// body, and of maps in slices), in what the bridge sends and in what
-// other code emits through the provider's loggers alike. Keys are whole
-// keys, not parts: "token" does not match "token_count". Later calls add
+// body, and of maps in slices, and inside the JSON text of values nested
+// past the bridge's depth bound), in what the bridge sends, its span
+// events included, and in what other code emits through the provider's
+// loggers alike. Keys are whole keys, not parts: "token" does not match
+// "token_count"; but the keys zap derives from a key ("tokenVerbose",
+// "tokenCauses", "tokenError") carry its text and are redacted with it,
+// and "error" redacts zap.Error's exception.message. Later calls add
 // keys. Without it nothing is compared, and the logging call costs what it
 // did.
 //

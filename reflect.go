@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // maxReflectDepth bounds how deep a reflected value keeps its structure;
@@ -20,7 +22,9 @@ const maxValueDepth = 32
 // reflectedValue converts v through encoding/json, the way zap's JSON
 // encoder prints it: MarshalJSON, struct tags and omitempty are honoured, and
 // a cyclic value fails with json's own error, which becomes "<key>Error".
-func reflectedValue(v any) (attribute.Value, error) {
+// What r matches is redacted in the tree: past the depth bound it becomes
+// text, where no key is left for the provider's encoder to see.
+func reflectedValue(v any, r *otlpwire.Redactor) (attribute.Value, error) {
 	if v == nil {
 		return attribute.Value{}, nil
 	}
@@ -33,6 +37,9 @@ func reflectedValue(v any) (attribute.Value, error) {
 	var tree any
 	if err := dec.Decode(&tree); err != nil {
 		return attribute.Value{}, err
+	}
+	if r != nil {
+		redactTree(r, tree)
 	}
 	return jsonValue(tree, 0), nil
 }

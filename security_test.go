@@ -88,12 +88,13 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 	}
 }
 
-// Headers over a plaintext endpoint the user set go, with one warning;
-// WithInsecure over an https:// endpoint from the environment is told.
+// Credential headers over a plaintext endpoint the user set on another
+// host go, with one warning; WithInsecure over an https:// endpoint from
+// the environment is told.
 func TestPlaintextWarnings(t *testing.T) {
 	cleanEnv(t)
 	var buf lockedBuffer
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(&buf), WithEndpoint("http://127.0.0.1:1"),
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(&buf), WithEndpoint("http://192.0.2.1:1"),
 		WithHeaders(map[string]string{"authorization": "Bearer s3cret"}))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // spanConfig is what WithSpanEvents and WithSpanStatus set.
@@ -50,19 +52,23 @@ func (s spanConfig) mark(ctx context.Context, ent zapcore.Entry) trace.Span {
 }
 
 // addEvent adds the entry to span as an event with the record's
-// attributes, and its error, if any, as the span's: the exception's
-// message and type are then the error event's, as RecordError makes them,
-// and the stack goes with them, not on the line's event.
-func (s spanConfig) addEvent(span trace.Span, ent zapcore.Entry, err error, attrs []attribute.KeyValue) {
+// attributes, redacted as the provider redacts them, and its error, if
+// any, as the span's: the exception's message and type are then the error
+// event's, as RecordError makes them, and the stack goes with them, not on
+// the line's event. Where the exception's message or type is redacted,
+// RecordError, which reads the error's own text, is not called: the event
+// it would add is added with the record's exception attributes.
+func (s spanConfig) addEvent(span trace.Span, ent zapcore.Entry, err error, attrs []attribute.KeyValue, redact *otlpwire.Redactor) {
 	if err == nil {
 		span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(attrs...))
 		return
 	}
 	line := make([]attribute.KeyValue, 0, len(attrs))
-	var stack []attribute.KeyValue
+	var exception, stack []attribute.KeyValue
 	for _, kv := range attrs {
 		switch kv.Key {
 		case keyExceptionMessage, keyExceptionType:
+			exception = append(exception, kv)
 		case keyExceptionStack:
 			stack = append(stack, kv)
 		default:
@@ -70,5 +76,13 @@ func (s spanConfig) addEvent(span trace.Span, ent zapcore.Entry, err error, attr
 		}
 	}
 	span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(line...))
+	if redact.Match(keyExceptionMessage) || redact.Match(keyExceptionType) {
+		span.AddEvent(exceptionEvent, trace.WithTimestamp(ent.Time), trace.WithAttributes(append(exception, stack...)...))
+		return
+	}
 	span.RecordError(err, trace.WithTimestamp(ent.Time), trace.WithAttributes(stack...))
 }
+
+// exceptionEvent is the name RecordError gives its event, the semantic
+// conventions' for an exception.
+const exceptionEvent = "exception"

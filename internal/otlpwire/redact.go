@@ -1,6 +1,7 @@
 package otlpwire
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -100,4 +101,61 @@ func (r *Redactor) Match(key string) bool {
 		}
 	}
 	return false
+}
+
+// Attrs returns kvs with the value of every matching key, at any depth,
+// made [Redacted], as the encoder sends them, for a way out that does not
+// go through the encoder (a span event). kvs itself is returned when
+// nothing matches, else a copy: the caller's slice is left as it was.
+func (r *Redactor) Attrs(kvs []attribute.KeyValue) []attribute.KeyValue {
+	out, _ := r.attrs(kvs)
+	return out
+}
+
+// attrs is Attrs, and whether anything matched.
+func (r *Redactor) attrs(kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
+	if r == nil {
+		return kvs, false
+	}
+	out, copied := kvs, false
+	for i, kv := range kvs {
+		v, changed := redactedValue, r.Match(string(kv.Key))
+		if !changed {
+			v, changed = r.value(kv.Value)
+		}
+		if !changed {
+			continue
+		}
+		if !copied {
+			out, copied = slices.Clone(kvs), true
+		}
+		out[i].Value = v
+	}
+	return out, copied
+}
+
+// value is v with what matches inside it redacted, and whether anything did.
+func (r *Redactor) value(v attribute.Value) (attribute.Value, bool) {
+	switch v.Type() {
+	case attribute.MAP:
+		if kvs, changed := r.attrs(v.AsMap()); changed {
+			return attribute.MapValue(kvs...), true
+		}
+	case attribute.SLICE:
+		vs, changed := v.AsSlice(), false
+		for i, e := range vs {
+			nv, ok := r.value(e)
+			if !ok {
+				continue
+			}
+			if !changed {
+				vs, changed = slices.Clone(vs), true
+			}
+			vs[i] = nv
+		}
+		if changed {
+			return attribute.SliceValue(vs...), true
+		}
+	}
+	return v, false
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -48,6 +50,7 @@ type grpcClient struct {
 	dialAddr string // host:port, for the dialer
 	onRetry  func(Cause, error)
 	insecure bool // plaintext
+	proxied  bool // gRPC dials through an HTTPS_PROXY: no probe can reach the endpoint
 	md       metadata.MD
 	secrets  []string
 	opts     []grpc.CallOption
@@ -82,6 +85,7 @@ func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
 		onRetry:  cfg.OnRetry,
 		dialAddr: e.dialAddr(),
 		insecure: !e.TLS,
+		proxied:  grpcProxied(e.HostPort()),
 		secrets:  secrets,
 		// Never WaitForReady: a call that waits for the connection hides
 		// why it cannot be made until the timeout, and the first failure
@@ -145,18 +149,22 @@ const redialWait = time.Second
 // so the endpoint is probed with a plain TCP connection first: refused, the
 // attempt fails at once; accepted, gRPC dials now and the attempt waits,
 // briefly, for the channel to be ready. It returns the probe's error.
+// Where gRPC dials through a proxy, the endpoint may resolve or be reached
+// only there: gRPC dials at once, unprobed.
 func (c *grpcClient) redial(ctx context.Context) error {
 	if c.conn.GetState() != connectivity.TransientFailure {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, redialWait)
 	defer cancel()
-	var d net.Dialer
-	probe, err := d.DialContext(ctx, "tcp", c.dialAddr)
-	if err != nil {
-		return err
+	if !c.proxied {
+		var d net.Dialer
+		probe, err := d.DialContext(ctx, "tcp", c.dialAddr)
+		if err != nil {
+			return err
+		}
+		probe.Close()
 	}
-	probe.Close()
 	c.conn.ResetConnectBackoff()
 	for s := c.conn.GetState(); s != connectivity.Ready; s = c.conn.GetState() {
 		if !c.conn.WaitForStateChange(ctx, s) {
@@ -164,6 +172,16 @@ func (c *grpcClient) redial(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// grpcProxied tells whether gRPC dials hostport through a proxy, by the
+// rule grpc-go's delegating resolver applies to a target: the proxy
+// http.ProxyFromEnvironment gives for https://hostport (HTTPS_PROXY,
+// NO_PROXY, never for localhost or a loopback address), read once per
+// process, as grpc-go reads it.
+func grpcProxied(hostport string) bool {
+	u, err := http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: "https", Host: hostport}})
+	return err == nil && u != nil
 }
 
 // dialDetail is the dialer's own error in a gRPC connection error, without

@@ -1,0 +1,152 @@
+package zaplens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"go.uber.org/multierr"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/encoding/prototext"
+)
+
+// verboseError prints more with %+v than Error says, as errors with a
+// stack do: zap sends it as "<key>Verbose".
+type verboseError struct{ msg, more string }
+
+func (e verboseError) Error() string { return e.msg }
+func (e verboseError) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('+') {
+		fmt.Fprintf(f, "%s\n%s", e.msg, e.more)
+		return
+	}
+	fmt.Fprint(f, e.msg)
+}
+
+// deepObject nests itself n levels, with a token at the bottom.
+type deepObject struct {
+	n      int
+	secret string
+}
+
+func (o deepObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if o.n == 0 {
+		enc.AddString("token", o.secret)
+		return nil
+	}
+	return enc.AddObject("in", deepObject{o.n - 1, o.secret})
+}
+
+// deepArray nests arrays n levels, with an object holding a token at the bottom.
+type deepArray struct {
+	n      int
+	secret string
+}
+
+func (a deepArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	if a.n == 0 {
+		return enc.AppendObject(deepObject{0, a.secret})
+	}
+	return enc.AppendArray(deepArray{a.n - 1, a.secret})
+}
+
+// deepMap nests maps n levels, for zap.Any, with a token at the bottom.
+func deepMap(n int, secret string) map[string]any {
+	m := map[string]any{"token": secret}
+	for range n {
+		m = map[string]any{"in": m}
+	}
+	return m
+}
+
+// Every way a value leaves through the bridge keeps a redacted key's
+// secret in: the direct way and the general one, core and tee, With,
+// records other code emits, span events and the exception event, zap's
+// "<key>Verbose" and "<key>Causes" of a redacted error key, and values past
+// the depth bound, kept as JSON text. The negative control: the baggage, an
+// exception's message and With's fields, redacted before, stay so.
+func TestRedactEveryWayOut(t *testing.T) {
+	cleanEnv(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour),
+		WithRedactKeys("token", "exception.message", "tenant"))
+	// With span events an entry takes the general way; without, the direct one.
+	plain := []Option{WithLoggerProvider(p), WithLevel(zapcore.DebugLevel), WithBaggage()}
+	spans := append([]Option{WithSpanEvents(zapcore.DebugLevel), WithSpanStatus(zapcore.ErrorLevel)}, plain...)
+	base := newJSONBase(zapcore.DebugLevel)
+	records := 0
+	span := recordedSpan(t, func(ctx context.Context) {
+		ctx = withTestBaggage(t, ctx, "tenant", "s3cret-baggage")
+		for _, l := range []*zap.Logger{zap.New(NewCore(spans...)), zap.New(NewTee(base.core, spans...)),
+			zap.New(NewCore(plain...)), zap.New(NewTee(base.core, plain...))} {
+			l = l.With(Context(ctx))
+			l.Info("direct", zap.String("token", "s3cret-direct"), zap.Int("n", 1))
+			l.Info("general", zap.Namespace("ns"), zap.String("Token", "s3cret-general"))
+			l.Info("named", zap.NamedError("token", verboseError{"s3cret-named", "s3cret-verbose"}),
+				zap.NamedError("Token", multierr.Combine(errors.New("s3cret-cause1"), errors.New("s3cret-cause2"))))
+			l.With(zap.NamedError("token", verboseError{"s3cret-with", "s3cret-with-verbose"}), zap.String("token", "s3cret-with-field")).
+				Info("with")
+			l.Info("deep", zap.Any("any", deepMap(40, "s3cret-deep-any")), zap.Object("obj", deepObject{40, "s3cret-deep-object"}),
+				zap.Array("arr", deepArray{40, "s3cret-deep-array"}))
+			l.Error("failed", zap.Error(verboseError{"s3cret-exception", "s3cret-exception-verbose"}))
+			records += 6
+		}
+		var r log.Record
+		r.SetBody(attribute.MapValue(attribute.String("token", "s3cret-emit-body")))
+		r.AddAttributes(attribute.String("TOKEN", "s3cret-emit"))
+		p.Logger("other.code").Emit(ctx, r)
+		records++
+	})
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.records.Load(); n != int64(records) {
+		t.Fatalf("the receiver holds %d records, want %d", n, records)
+	}
+	var sent strings.Builder
+	for _, rl := range srv.resources() {
+		sent.WriteString(prototext.Format(rl))
+	}
+	leaks(t, "records sent", sent.String())
+	// Per bridge (two with span events, two without): token, ns, token, tokenVerbose, Token, TokenCauses, the
+	// With's token and tokenVerbose, exception.message, errorVerbose, and
+	// tenant on each of its 6 records; then the emitted record's two; and
+	// inside the JSON text of the three deep values of each bridge.
+	if got, want := strings.Count(sent.String(), `"[redacted]"`), 4*(10+6)+2; got != want {
+		t.Errorf("%d values sent as [redacted], want %d", got, want)
+	}
+	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 4*3; got != want {
+		t.Errorf("%d values sent as [redacted] inside JSON text, want %d", got, want)
+	}
+	evs := span.Events()
+	if len(evs) != 2*7 {
+		t.Fatalf("%d span events, want %d", len(evs), 2*7)
+	}
+	for _, ev := range evs {
+		leaks(t, "span event "+ev.Name, fmt.Sprint(ev.Attributes))
+	}
+	leaks(t, "span status", span.Status().Description)
+	if x := eventAttrs(evs[6]); evs[6].Name != "exception" || x[keyExceptionMessage] != "[redacted]" || x[keyExceptionType] == "" {
+		t.Errorf("the exception event: %s %v", evs[6].Name, x)
+	}
+}
+
+// leaks fails t for each secret in what went out by way.
+func leaks(t *testing.T, way, out string) {
+	t.Helper()
+	for rest := out; ; {
+		i := strings.Index(rest, "s3cret")
+		if i < 0 {
+			return
+		}
+		end := min(len(rest), i+32)
+		t.Errorf("%s: a secret leaves: %q", way, rest[i:end])
+		rest = rest[i+6:]
+	}
+}
