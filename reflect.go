@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -28,7 +29,7 @@ const maxValueDepth = 32
 // at all, it is kept as well as it can be, as the official bridge keeps
 // it, and only that element: an error is its Error() text, a complex
 // number its text, NaN and infinities the doubles they are, a channel or
-// func its type's name, a map key json refuses its %v text, an
+// func its type's name, a map key json refuses its %+v text, an
 // attribute.Value itself. The error returned tells what was left out (a
 // marshaler's error, a cycle); then the value holds everything else, or,
 // when the value itself was left out, is empty.
@@ -44,12 +45,11 @@ func reflectedValue(v any) (attribute.Value, error) {
 // reflector walks one reflected value.
 type reflector struct {
 	lost error // the first thing left out
-	ptrs int   // pointers followed to where the walk is
-	// path holds the pointers, maps and slices above a value deep
-	// enough (past maxReflectDepth levels or pointers) to look for a
-	// cycle: json looks for one only past 1,000 levels, and fails the
-	// whole value.
-	path map[pathKey]bool
+	// path holds the pointers, maps and slices above where the walk is:
+	// one met again is a cycle, left out where it closes. json looks for
+	// one only past 1,000 levels, and fails the whole value, and a value
+	// that holds itself twice would take it 2^1000 steps to get there.
+	path []pathKey
 }
 
 type pathKey struct {
@@ -135,30 +135,21 @@ func (r *reflector) pointer(v reflect.Value, depth int) (attribute.Value, bool) 
 	if m := methodsOf(v.Type()); m&isError != 0 && m&(hasJSON|hasText) == 0 && v.CanInterface() {
 		return stringValue(v.Interface().(error).Error()), true // most errors are pointers
 	}
-	r.ptrs++
-	defer func() { r.ptrs-- }()
-	if r.deep(depth) {
-		if !r.enter(v) {
-			return r.cycle(v)
-		}
-		defer r.leave(v)
+	if !r.enter(v) {
+		return r.cycle(v)
 	}
+	defer r.leave()
 	return r.value(v.Elem(), depth)
-}
-
-// deep tells whether the walk is deep enough to look for a cycle.
-func (r *reflector) deep(depth int) bool {
-	return depth >= maxReflectDepth || r.ptrs > maxReflectDepth
 }
 
 // nested converts a slice, array, map or struct: as a structure above
 // maxReflectDepth, as its JSON text at it.
 func (r *reflector) nested(v reflect.Value, depth int) (attribute.Value, bool) {
-	if r.deep(depth) && (v.Kind() == reflect.Map || v.Kind() == reflect.Slice) {
+	if v.Kind() == reflect.Map || v.Kind() == reflect.Slice {
 		if !r.enter(v) {
 			return r.cycle(v)
 		}
-		defer r.leave(v)
+		defer r.leave()
 	}
 	var val attribute.Value
 	switch v.Kind() {
@@ -176,28 +167,21 @@ func (r *reflector) nested(v reflect.Value, depth int) (attribute.Value, bool) {
 }
 
 // enter puts v on the path, or reports false when it is there already: a
-// cycle.
+// cycle. The path is as long as the value is deep, a few levels: a scan
+// costs less than a map.
 func (r *reflector) enter(v reflect.Value) bool {
-	k := pathKeyOf(v)
-	if r.path[k] {
-		return false
-	}
-	if r.path == nil {
-		r.path = map[pathKey]bool{}
-	}
-	r.path[k] = true
-	return true
-}
-
-func (r *reflector) leave(v reflect.Value) { delete(r.path, pathKeyOf(v)) }
-
-func pathKeyOf(v reflect.Value) pathKey {
 	k := pathKey{p: uintptr(v.UnsafePointer()), t: v.Type()}
 	if v.Kind() == reflect.Slice {
 		k.n = v.Len()
 	}
-	return k
+	if slices.Contains(r.path, k) {
+		return false
+	}
+	r.path = append(r.path, k)
+	return true
 }
+
+func (r *reflector) leave() { r.path = r.path[:len(r.path)-1] }
 
 // cycle leaves out a value met again inside itself, with json's error.
 func (r *reflector) cycle(v reflect.Value) (attribute.Value, bool) {
@@ -286,7 +270,8 @@ func (r *reflector) mapValue(v reflect.Value, depth int) attribute.Value {
 	return attribute.MapValue(dedup(kvs)...) // which sorts by key
 }
 
-// mapKey is a map key as json writes it; one json refuses, its %v text.
+// mapKey is a map key as json writes it; one json refuses, its %+v text,
+// as the official bridge writes it.
 func (r *reflector) mapKey(k reflect.Value) (string, bool) {
 	switch k.Kind() {
 	case reflect.String:
@@ -309,7 +294,7 @@ func (r *reflector) mapKey(k reflect.Value) (string, bool) {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return strconv.FormatUint(k.Uint(), 10), true
 	}
-	return fmt.Sprintf("%v", k), true
+	return fmt.Sprintf("%+v", k), true
 }
 
 func (r *reflector) structValue(v reflect.Value, depth int) attribute.Value {

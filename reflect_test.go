@@ -39,6 +39,8 @@ func keptValueFields() []zap.Field {
 	boom := errors.New("boom")
 	cyc := &cyclic{Name: "loop"}
 	cyc.Next = cyc
+	branching := make([]any, 2) // holds itself twice: 2^n steps to n levels
+	branching[0], branching[1] = branching, branching
 	return []zap.Field{
 		zap.Any("errs", []any{boom, 1}),
 		zap.Reflect("err", boom),
@@ -55,6 +57,7 @@ func keptValueFields() []zap.Field {
 		zap.Any("onefails", []any{1, failJSON{}, "kept"}),
 		zap.Reflect("topfails", failJSON{}),
 		zap.Reflect("cycle", cyc),
+		zap.Reflect("branching", branching),
 		zap.Int("after", 1),
 	}
 }
@@ -111,6 +114,9 @@ func TestReflectedValuesKeepWhatJSONLoses(t *testing.T) {
 	}
 	if s := got["cycleError"].AsString(); !strings.Contains(s, "cycle") || got["cycle"].AsMap()[0].Value.AsString() != "loop" {
 		t.Errorf("a cycle: %s, error %q; want the value to the cycle and the error", got["cycle"].String(), s)
+	}
+	if s := got["branchingError"].AsString(); !strings.Contains(s, "cycle") || got["branching"].String() != "[null,null]" {
+		t.Errorf("a value holding itself twice: %s, error %q", got["branching"].String(), s)
 	}
 }
 
