@@ -84,7 +84,7 @@ func TestReflectedValuesKeepWhatJSONLoses(t *testing.T) {
 		"complex":     `[1,"(1+2i)","kept"]`,
 		"nan":         `[1.5,"NaN","kept"]`,
 		"inf":         `{"ch":"chan int","f":"func()","inf":"Infinity","n":1}`,
-		"structkeys":  `{"{1 2}":"a"}`,
+		"structkeys":  `{"{X:1 Y:2}":"a"}`,
 		"attr":        `["foo","bar"]`,
 		"attr.any":    `["foo","bar"]`,
 		"attr.inside": "{\"bad\uFFFD\":\"x\uFFFD\",\"v\":3}",
