@@ -159,7 +159,7 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 		t.ce = ce
 		return ce
 	}
-	if s := c.b.check(ent.Level, ent.LoggerName); s.bridged && c.takes(s, ent.Level) {
+	if s := c.b.check(ent.Level, ent.LoggerName); s.bridged && (s.wire != nil || c.takes(s, ent.Level)) {
 		return ce.AddCore(ent, c)
 	}
 	return ce
@@ -170,11 +170,10 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 // would drop (a minimum severity, say) is not converted for nothing. Check
 // knows With's context and event name, not yet the entry's own: Write
 // asks again with those. With WithSpanEvents, an entry the logger does not
-// take may still be a span event, and is taken.
+// take may still be a span event, and is taken. A zaplens provider's
+// logger is not asked here: it refuses only once shut down, which Write
+// reads as cheaply.
 func (c *Core) takes(s *scope, l zapcore.Level) bool {
-	if s.wire != nil {
-		return s.wire.enabled()
-	}
 	if c.b.cfg.spans.on {
 		return true
 	}
