@@ -103,7 +103,8 @@ func BenchmarkWire(b *testing.B) {
 
 // BenchmarkWireFieldKinds is case 1's line on a zaplens provider with one
 // more field of a kind that runs user code (kind=error: zap.Error of a
-// wrapped error; stringer; time; object: three fields; array: four ints),
+// wrapped error; stringer; time; object: three fields; array: four ints;
+// any: a map of three through zap.Any, a reflected value),
 // against the line alone (kind=none): what such a field adds to the
 // bridge.
 func BenchmarkWireFieldKinds(b *testing.B) {
@@ -126,6 +127,7 @@ func BenchmarkWireFieldKinds(b *testing.B) {
 		{"time", zap.Time("started", time.Date(2026, 12, 2, 3, 41, 9, 123456789, time.UTC))},
 		{"object", zap.Object("req", benchRequest{method: "GET", path: "/v1/items", status: 200})},
 		{"array", zap.Ints("ranks", []int{0, 1, 2, 3})},
+		{"any", zap.Any("req", map[string]any{"method": "GET", "path": "/v1/items", "status": 200})},
 	} {
 		fields := append(caseOneFields(ctx), bc.field)
 		b.Run("kind="+bc.name, func(b *testing.B) {

@@ -98,7 +98,9 @@ func NewCore(opts ...Option) *Core {
 }
 
 // Enabled reports whether the bridge sends entries at level l.
-// With [WithLevelFor], it is true if any logger's level takes l.
+// With [WithLevelFor], it is true if any logger's level takes l. Unlike
+// Check, it does not ask the provider: zap asks Enabled without the
+// logger's name, and a provider that refuses one scope may take another's.
 func (c *Core) Enabled(l zapcore.Level) bool { return c.b.level.Enabled(l) }
 
 // Level returns the least level the bridge sends, for zapcore.LevelOf:
@@ -151,9 +153,10 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 }
 
 // Check adds the core to ce when the entry passes the level and logger-name
-// filters. Nothing is converted here. A DPanic, Panic or Fatal entry is
-// taken whatever the filters: zap may end the program after it, and what is
-// queued must leave first.
+// filters and the provider's logger for its name is enabled for it. Nothing
+// is converted here. A DPanic, Panic or Fatal entry is taken whatever the
+// filters: zap may end the program after it, and what is queued must leave
+// first.
 func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
 	if ent.Level >= zapcore.DPanicLevel {
 		t := &terminalWrite{core: c}
@@ -161,10 +164,30 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 		t.ce = ce
 		return ce
 	}
-	if c.b.check(ent.Level, ent.LoggerName).bridged {
+	if s := c.b.check(ent.Level, ent.LoggerName); s.bridged && (s.wire != nil || c.takes(s, ent.Level)) {
 		return ce.AddCore(ent, c)
 	}
 	return ce
+}
+
+// takes asks the scope's logger, as the official bridge's Check does,
+// whether it is enabled for an entry at l, so that an entry its provider
+// would drop (a minimum severity, say) is not converted for nothing. Check
+// knows With's context and event name, not yet the entry's own: Write
+// asks again with those. With WithSpanEvents, an entry the logger does not
+// take may still be a span event, and is taken. A zaplens provider's
+// logger is not asked here: it refuses only once shut down, which Write
+// reads as cheaply.
+func (c *Core) takes(s *scope, l zapcore.Level) bool {
+	if c.b.cfg.spans.on {
+		return true
+	}
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer c.b.recoverLoss("Enabled")
+	return s.logger.Enabled(ctx, log.EnabledParameters{Severity: severity(l), EventName: c.event})
 }
 
 // terminalWrite writes an entry after which zap may panic or exit, then

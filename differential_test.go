@@ -338,6 +338,7 @@ func diffBridgedScope(s *commonpb.InstrumentationScope) bool {
 // one function so that both sides have the same callers and stacks.
 func diffScript(l *zap.Logger, spans diffSpans) {
 	l.Info("every field kind", diffEveryField()...)
+	l.Info("values json prints badly", keptValueFields()...)
 
 	// With chains, a namespace left open by With, repeated keys.
 	w := l.With(zap.String("w1", "a"), zap.Int("dup", 1)).

@@ -192,6 +192,10 @@ func (e *attrEncoder) addField(f zapcore.Field) {
 	case zapcore.BoolType:
 		e.AddBool(f.Key, f.Integer == 1)
 	case zapcore.StringerType:
+		if v, ok := f.Interface.(attribute.Value); ok { // zap.Any's, kept as itself
+			e.add(f.Key, validValue(v))
+			return
+		}
 		e.addString(stringerText(f.Key, f.Interface))
 	case zapcore.ErrorType:
 		e.addError(f.Key, f.Interface) // readError guards the error's code
@@ -532,13 +536,16 @@ func (e *attrEncoder) AddUintptr(key string, v uintptr)        { e.AddUint64(key
 
 // AddReflected adds v as the structure encoding/json gives it, the same
 // structure zap's JSON encoder prints.
+//
+// Where something in v was left out (see reflectedValue), what is left is
+// added and the error returned, which zap adds as "<key>Error"; when v
+// itself was, only the error.
 func (e *attrEncoder) AddReflected(key string, v any) error {
 	val, err := reflectedValue(v, e.redact)
-	if err != nil {
-		return err
+	if err == nil || val.Type() != attribute.EMPTY {
+		e.add(key, val)
 	}
-	e.add(key, val)
-	return nil
+	return err
 }
 
 // OpenNamespace nests every later attribute under key, until the entry, or
@@ -630,11 +637,10 @@ func jsonText(add func(zapcore.ObjectEncoder) error, r *otlpwire.Redactor) (stri
 
 func (a *arrayEncoder) AppendReflected(v any) error {
 	val, err := reflectedValue(v, a.redact)
-	if err != nil {
-		return err
+	if err == nil || val.Type() != attribute.EMPTY {
+		a.vals = append(a.vals, val)
 	}
-	a.vals = append(a.vals, val)
-	return nil
+	return err
 }
 
 func (a *arrayEncoder) append(v attribute.Value) { a.vals = append(a.vals, v) }

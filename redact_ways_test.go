@@ -2,6 +2,7 @@ package zaplens
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,6 +66,15 @@ func deepMap(n int, secret string) map[string]any {
 	return m
 }
 
+// deepJSON is a value whose MarshalJSON gives maps nested n levels, with a
+// token at the bottom: read back, it lies past the depth bound.
+type deepJSON struct {
+	n      int
+	secret string
+}
+
+func (d deepJSON) MarshalJSON() ([]byte, error) { return json.Marshal(deepMap(d.n, d.secret)) }
+
 // Every way a value leaves through the bridge keeps a redacted key's
 // secret in: the direct way and the general one, core and tee, With,
 // records other code emits, span events and the exception event, zap's
@@ -93,7 +103,7 @@ func TestRedactEveryWayOut(t *testing.T) {
 			l.With(zap.NamedError("token", verboseError{"s3cret-with", "s3cret-with-verbose"}), zap.String("token", "s3cret-with-field")).
 				Info("with")
 			l.Info("deep", zap.Any("any", deepMap(40, "s3cret-deep-any")), zap.Object("obj", deepObject{40, "s3cret-deep-object"}),
-				zap.Array("arr", deepArray{40, "s3cret-deep-array"}))
+				zap.Array("arr", deepArray{40, "s3cret-deep-array"}), zap.Any("json", deepJSON{40, "s3cret-deep-json"}))
 			l.Error("failed", zap.Error(verboseError{"s3cret-exception", "s3cret-exception-verbose"}))
 			records += 6
 		}
@@ -117,11 +127,11 @@ func TestRedactEveryWayOut(t *testing.T) {
 	// Per bridge (two with span events, two without): token, ns, token, tokenVerbose, Token, TokenCauses, the
 	// With's token and tokenVerbose, exception.message, errorVerbose, and
 	// tenant on each of its 6 records; then the emitted record's two; and
-	// inside the JSON text of the three deep values of each bridge.
+	// inside the JSON text of the four deep values of each bridge.
 	if got, want := strings.Count(sent.String(), `"[redacted]"`), 4*(10+6)+2; got != want {
 		t.Errorf("%d values sent as [redacted], want %d", got, want)
 	}
-	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 4*3; got != want {
+	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 4*4; got != want {
 		t.Errorf("%d values sent as [redacted] inside JSON text, want %d", got, want)
 	}
 	evs := span.Events()

@@ -315,6 +315,9 @@ func fieldTime(f *zapcore.Field) (time.Time, bool) {
 // stringer writes a Stringer field. Its String is user code: what it
 // gave is kept, should the entry go the general way after all.
 func (d *directWriter) stringer(i int, f *zapcore.Field) bool {
+	if _, ok := f.Interface.(attribute.Value); ok {
+		return d.convert(i, *f) // kept as itself, as addField keeps it
+	}
 	kv := d.keep(i, heldValue{}, stringAttr(stringerText(f.Key, f.Interface)))[0]
 	return d.str(string(kv.Key), kv.Value.AsString())
 }

@@ -156,6 +156,7 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"zap.Error of a nil pointer", core, []zapcore.Field{zap.Error((*nilDerefErr)(nil))}},
 		{"zap.Error whose Error panics", core, []zapcore.Field{zap.Error(diffPanicErr{}), zap.Int("n", 1)}},
 		{"a nil zap.Error", core, []zapcore.Field{zap.Error(nil), zap.Int("n", 1)}},
+		{"values json prints badly", core, keptValueFields()},
 		{"an event name", core, []zapcore.Field{EventName("train.step"), zap.Int("step", 1), zap.String(eventNameKey, "an attribute")}},
 		{"an event name from With, the entry's winning", core.With([]zapcore.Field{EventName("from.with"), zap.Int("a", 1)}).(*Core),
 			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},

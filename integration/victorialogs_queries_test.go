@@ -212,7 +212,7 @@ var vlEveryKindStored = map[string]string{
 	"object.name": "x", "object.n": "2", // a map: flattened
 	"ints": "[1,2,3]", "strings": `["a","b"]`, // a slice: its JSON
 	"objects": `[{"n":3,"name":"y"}]`, "inlined": "yes",
-	"reflect.a": "[1,2]", "reflect.b": "2", // a whole float: an int, as in zap's JSON
+	"reflect.a": "[1,2]", "reflect.b": "2", // a whole float: a double, which VictoriaLogs prints as 2
 	"any.X": "3",
 	"cause": "disk full", "exception.message": "nan loss", "exception.type": "*errors.errorString",
 }

@@ -112,6 +112,17 @@ func (r *Redactor) Attrs(kvs []attribute.KeyValue) []attribute.KeyValue {
 	return out
 }
 
+// Value returns v with the value of every matching key inside it made
+// [Redacted], for a value about to become text (past a depth bound), where
+// no key is left for the encoder to see. v itself when r is nil.
+func (r *Redactor) Value(v attribute.Value) attribute.Value {
+	if r == nil {
+		return v
+	}
+	out, _ := r.value(v)
+	return out
+}
+
 // attrs is Attrs, and whether anything matched.
 func (r *Redactor) attrs(kvs []attribute.KeyValue) ([]attribute.KeyValue, bool) {
 	if r == nil {
