@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -784,4 +785,73 @@ func TestSpoolFullRecovers(t *testing.T) {
 		t.Errorf("after the collector came back: %v", p.Stats())
 	}
 	checkAll(t, deliveries(srv), "full", 50)
+}
+
+// hungCollector takes connections and never answers: an export to it
+// spends its whole timeout.
+func hungCollector(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		lis.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return lis.Addr().String()
+}
+
+// A Shutdown that spends its whole deadline on a collector that never
+// answers still lets every spool file go: what it says it kept is sent at
+// once by ShipSpool in the same process, or by a provider rebuilt in it.
+func TestSpoolShutdownPastItsDeadlineLetsTheFilesGo(t *testing.T) {
+	for _, next := range []string{"ShipSpool", "rebuilt provider"} {
+		t.Run(next, func(t *testing.T) {
+			cleanEnv(t)
+			dir := t.TempDir()
+			p := newTestProvider(t, WithEndpoint("http://"+hungCollector(t)), WithSpool(dir), WithServiceName("hung"))
+			l := zap.New(NewCore(WithLoggerProvider(p)))
+			for i := range 100 {
+				l.Info("line " + strconv.Itoa(i))
+			}
+			if err := shutdownWithin(p, 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "100 of them kept in the spool") {
+				t.Fatalf("Shutdown: %v; want 100 kept", err)
+			}
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			if next == "ShipSpool" {
+				st, err := ShipSpool(context.Background(), dir, WithEndpoint("http://"+srv.addr), WithLossWriter(nil))
+				if err != nil || st.Exported != 100 {
+					t.Errorf("ShipSpool: %v, %v; want the 100 kept delivered", err, st)
+				}
+			} else {
+				q := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithSpool(dir), WithServiceName("rebuilt"))
+				if !eventually(10*time.Second, func() bool { return q.Stats().RecoveredExported == 100 }) {
+					t.Errorf("the rebuilt provider: %+v; want the 100 kept delivered", q.Stats())
+				}
+				_ = q.Shutdown(context.Background())
+			}
+			checkAll(t, deliveries(srv), "hung", 100)
+			if f := segFilesIn(t, dir); len(f) != 0 {
+				t.Errorf("files left: %v", f)
+			}
+		})
+	}
 }

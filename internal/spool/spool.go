@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -478,50 +479,53 @@ func (s *Spool) tellTooLarge(n int) {
 	}
 }
 
-// Close stops the housekeeper and releases every file: those all settled,
-// and the spares, are removed; the others stay, unlocked, for a later
-// process to send.
+// Close releases every file, whatever ctx says: those all settled are
+// removed, the others stay, unlocked, for a later process (or this one) to
+// send. It lets go the pipeline's files, and the housekeeper's that wait
+// for it, at once; the housekeeper, as it stops, removes those it is
+// making, emptying or removing, and ctx bounds only the wait for that: a
+// housekeeper on a stalled disk holds no record.
 func (s *Spool) Close(ctx context.Context) {
 	if s.closed {
 		return
 	}
 	s.closed = true
 	s.release()
+	own := append(s.segs, s.held...)
+	s.segs, s.held, s.active = nil, nil, nil
 	var kept uint64
-	for _, seg := range s.segs {
-		kept += seg.left()
-	}
-	for _, seg := range s.held {
+	for _, seg := range own {
 		kept += seg.left()
 	}
 	s.kept.Store(kept)
-	close(s.quit)
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		// The housekeeper is on the disk (making or syncing a file): leave
-		// the files to the process's end, which unlocks them for a later
-		// one.
-		return
-	}
 	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	for _, seg := range append(s.segs, s.held...) {
+	s.mapped = without(s.mapped, own) // the housekeeper syncs them no more
+	s.hmu.Unlock()
+	for _, seg := range own {
 		left := seg.left()
 		if left > 0 && s.cfg.Sync > 0 {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)
 	}
-	s.segs, s.held, s.active = nil, nil, nil
-	for _, seg := range append(s.dead, s.doomed...) {
+	s.retire()
+	close(s.quit)
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	}
+}
+
+// retire removes the files that wait for the housekeeper: at Close, and
+// as it stops.
+func (s *Spool) retire() {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	for _, seg := range slices.Concat(s.dead, s.doomed, s.spares) {
 		seg.close(true)
 	}
-	for _, seg := range s.spares {
-		seg.close(true)
-	}
-	s.spares = nil
-	s.dead, s.doomed, s.mapped = nil, nil, nil
+	s.dead, s.doomed, s.spares, s.mapped = nil, nil, nil, nil
+	s.spareReady.Store(false)
 }
 
 // kick wakes the housekeeper.
@@ -578,6 +582,7 @@ func (s *Spool) build(name string) (*segment, error) {
 // spool stepped aside, and syncs when asked to.
 func (s *Spool) housekeep() {
 	defer close(s.done)
+	defer s.retire()
 	retry := time.NewTicker(retryInterval)
 	defer retry.Stop()
 	var syncTick <-chan time.Time

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1078,5 +1079,57 @@ func TestFrameLengthBeyondTheFile(t *testing.T) {
 	var err error
 	if ferr := guardFault(func() { c, err = parse(mem, true) }); ferr != nil || err != nil || c.torn != 1 || len(c.records) != 0 {
 		t.Errorf("fault %v, error %v, contents %+v: want one torn frame and nothing else", ferr, err, c)
+	}
+}
+
+// Close with its context done, and the housekeeper stalled on the disk,
+// still lets every file of the pipeline's go at once: unlocked, for this
+// process or another to send. The housekeeper removes its own as it stops.
+func TestCloseWithItsDeadlinePastLetsEveryFileGo(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var stall atomic.Bool
+	stalled, slow := make(chan struct{}), make(chan struct{})
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if stall.Load() {
+			close(stalled)
+			<-slow
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	waitFor(t, func() bool { return len(segFiles(t, dir)) >= 2 }) // the first spare
+	stall.Store(true)
+	first, i := s.active, 0
+	for ; s.active == first; i++ { // the spare takes over: the housekeeper makes the next, and stalls
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	<-stalled
+	s.Settle(i-1, false) // all but the last record, in the second file
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Close(ctx)
+	if s.Kept() != 1 {
+		t.Errorf("kept %d, want 1", s.Kept())
+	}
+	files := segFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v, want the one holding the unsettled record", files)
+	}
+	if fd, ok := lockFile(files[0]); !ok {
+		t.Error("the file kept is still locked")
+	} else {
+		syscall.Close(fd)
+	}
+	close(slow)
+	<-s.done
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != fmt.Sprintf("writer/a/line %d", i-1) {
+		t.Errorf("shipped %v, want the last line only", got)
+	}
+	if left, err := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 || err != nil {
+		t.Errorf("left %v, %v: want nothing once the housekeeper stopped", left, err)
 	}
 }
