@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -853,5 +854,53 @@ func TestSpoolShutdownPastItsDeadlineLetsTheFilesGo(t *testing.T) {
 				t.Errorf("files left: %v", f)
 			}
 		})
+	}
+}
+
+// A spool file cut under its mapping while its records are in flight
+// faults as they are settled: the spool steps aside, says so, and comes
+// back, and at a bound of four files three times as many records as it
+// holds are all delivered, none refused as though the queue were full.
+func TestSpoolFaultWhileSettlingDropsNothing(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	var exported atomic.Int64
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	exp := func(_ context.Context, _ []byte, n int, _ bool) (int, error) {
+		first.Do(func() { close(inFlight); <-release })
+		exported.Add(int64(n))
+		return 0, nil
+	}
+	var stderr lockedBuffer
+	p := newTestProvider(t, WithSpool(dir), WithSpoolBytes(8<<20), WithLossWriter(&stderr),
+		providerOptionFunc(func(c *providerConfig) { c.exportFunc = exp; c.spool.segmentBytes = 2 << 20 }))
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	l.Info("in flight")
+	flushed := make(chan struct{})
+	go func() { _ = l.Sync(); close(flushed) }()
+	<-inFlight
+	files := segFilesIn(t, dir) // the first, the active one, and its spare
+	if err := os.Truncate(filepath.Join(dir, files[0]), 0); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	<-flushed // settled, and faulted, before the next record is written
+	pad := strings.Repeat("x", 100)
+	const n = 180000 // about 24 MiB of records
+	for i := range n {
+		l.Info("line "+strconv.Itoa(i), zap.String("pad", pad))
+		if i%10000 == 0 {
+			_ = l.Sync()
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if s := p.Stats(); s.Dropped != 0 || s.Exported != n+1 || exported.Load() != n+1 {
+		t.Errorf("stats %v: want all %d delivered", s, n+1)
+	}
+	if out := stderr.String(); !strings.Contains(out, "fault in the mapped file") || !strings.Contains(out, "writing again") {
+		t.Errorf("loss writer: %q; want the fault told, and the spool back", out)
 	}
 }

@@ -217,8 +217,7 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
 	})
 	if err != nil {
-		seg.sealed = true
-		s.stepAside(fmt.Errorf("writing %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
 		return false
 	}
 	return true
@@ -393,8 +392,13 @@ func (s *Spool) resume() bool {
 }
 
 // stepAside turns the spool off until a new file can be made: records go
-// on in memory, counted as unprotected.
+// on in memory, counted as unprotected. The active file is sealed, so that
+// it is released once its records' fates are told, and the files after it
+// too.
 func (s *Spool) stepAside(err error) {
+	if s.active != nil {
+		s.active.sealed = true
+	}
 	s.active = nil
 	s.markBroken(err)
 }
@@ -441,10 +445,23 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	}
 	seg.decided += k
 	if err != nil {
-		// The file keeps an older state: a later process sends those
-		// records again, none is lost.
-		s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
+}
+
+// faulted ends a file whose mapping faulted: nothing more goes in, and,
+// its fates all told, it is released as any other, so that the files
+// after it are too. The file keeps an older state: a later process sends
+// those records again, none is lost. A fault in the active file steps
+// aside, until the next takes over; one in an older file leaves the active
+// file as it is.
+func (s *Spool) faulted(seg *segment, err error) {
+	seg.sealed = true
+	if seg == s.active {
+		s.stepAside(err)
+		return
+	}
+	s.say("zaplens: spool %s: %v; the file is let go, and records go on in the next", s.cfg.Dir, err)
 }
 
 // release hands on the oldest files once no record can come into them and

@@ -986,7 +986,7 @@ func fillAndSettle(t *testing.T, s *Spool, files int) {
 	for seen, i := 0, 0; seen < files; i++ {
 		active := s.active
 		if v := s.Append(0, encoded(fmt.Sprintf("after %d", i))); v != pipeline.Journaled {
-			t.Fatalf("record %d after the failed emptying: verdict %d", i, v)
+			t.Fatalf("record %d: verdict %d", i, v)
 		}
 		s.Settle(1, false)
 		if s.active != active {
@@ -1131,5 +1131,42 @@ func TestCloseWithItsDeadlinePastLetsEveryFileGo(t *testing.T) {
 	}
 	if left, err := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 || err != nil {
 		t.Errorf("left %v, %v: want nothing once the housekeeper stopped", left, err)
+	}
+}
+
+// A fault while settling (here the file cut under its mapping) lets the
+// faulted file go and wedges nothing: at a bound of four files, records go
+// on being journaled, and none is refused as at the bound. A fault in the
+// active file steps aside, told, until the next file takes over; one in an
+// older file leaves the active file as it is.
+func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
+	for _, where := range []string{"active", "older"} {
+		t.Run(where, func(t *testing.T) {
+			said := make(chan string, 16)
+			s := openTest(t, t.TempDir(), func(c *Config) {
+				c.MaxBytes = 4 * testSegment
+				c.Say = func(l string) { said <- l }
+			})
+			defer s.Close(context.Background())
+			waitFor(t, func() bool { return s.spareReady.Load() })
+			first, i := s.active, 0
+			for ; i < 100 || (where == "older" && s.active == first); i++ {
+				if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
+					t.Fatalf("record %d: verdict %d", i, v)
+				}
+			}
+			active, path := s.active, first.path // the housekeeper renames it as it empties it
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+			s.Settle(i, false) // the first file faults
+			switch line := <-said; {
+			case !strings.Contains(line, "fault in the mapped file") || !strings.Contains(line, path):
+				t.Errorf("said %q, want the fault and the file", line)
+			case where == "older" && s.active != active:
+				t.Error("a fault in an older file let the active file go")
+			}
+			fillAndSettle(t, s, 12) // three times the bound
+		})
 	}
 }
