@@ -904,3 +904,63 @@ func TestSpoolFaultWhileSettlingDropsNothing(t *testing.T) {
 		t.Errorf("loss writer: %q; want the fault told, and the spool back", out)
 	}
 }
+
+// A spool directory another user owns, or others may write in, is refused
+// with a working provider and an error that says which; a file planted in
+// it is not sent, by the provider nor by ShipSpool.
+func TestSpoolUnsafeDirRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root")
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(dir string) error
+	}{
+		{"foreign owner", "is owned by uid 65534", func(dir string) error { return os.Chown(dir, 65534, 65534) }},
+		{"world-writable", "is writable by its group or others (mode 0777)", func(dir string) error { return os.Chmod(dir, 0o777) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			dir := t.TempDir()
+			// The planted file: one record kept by a provider on another
+			// directory, handed to nobody.
+			src := t.TempDir()
+			p := newTestProvider(t, WithEndpoint("http://"+freeAddr(t)), WithSpool(src), WithServiceName("planted-by-nobody"),
+				WithOTLPTimeout(100*time.Millisecond))
+			zap.New(NewCore(WithLoggerProvider(p))).Info("planted")
+			_ = p.Shutdown(context.Background())
+			for _, f := range segFilesIn(t, src) {
+				if err := os.Rename(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(filepath.Join(dir, f), 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.edit(dir); err != nil {
+				t.Fatal(err)
+			}
+			var stderr lockedBuffer
+			p, err := NewLoggerProvider(context.Background(), WithEndpoint("http://"+srv.addr), WithSpool(dir),
+				WithServiceName("mine"), WithLossWriter(&stderr))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("NewLoggerProvider: %v; want %q", err, tc.want)
+			}
+			zap.New(NewCore(WithLoggerProvider(p))).Info("mine")
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Error(err)
+			}
+			if s := p.Stats(); s.Exported != 1 || s.Unprotected != 1 || s.Recovered != 0 {
+				t.Errorf("stats %+v: want the line delivered unprotected, nothing recovered", s)
+			}
+			st, err := ShipSpool(context.Background(), dir, WithEndpoint("http://"+srv.addr), WithLossWriter(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || st.Files != 0 {
+				t.Errorf("ShipSpool: %v, %v; want %q and nothing taken", err, st, tc.want)
+			}
+			if got := deliveries(srv); len(got["planted-by-nobody"]) != 0 || len(got["mine"]) != 1 {
+				t.Errorf("delivered %v: want mine only", got)
+			}
+		})
+	}
+}

@@ -109,17 +109,13 @@ func Open(cfg Config) (*Spool, error) {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	var err error
-	if err = os.MkdirAll(cfg.Dir, 0o700); err == nil {
-		var seg *segment
-		s.hmu.Lock()
-		name, _ := s.reserve() // the first file: the bound allows two at least
-		s.hmu.Unlock()
-		if seg, err = s.build(name); err == nil {
-			s.install(seg)
-		}
-	}
-	if err != nil {
+	s.hmu.Lock()
+	name, _ := s.reserve() // the first file: the bound allows two at least
+	s.hmu.Unlock()
+	seg, err := s.build(name)
+	if err == nil {
+		s.install(seg)
+	} else {
 		s.broken.Store(true)
 	}
 	go s.housekeep()
@@ -578,10 +574,11 @@ func (s *Spool) reserve() (name string, ok bool) {
 // build makes the file reserve named; when that fails, its place in files
 // is given back.
 func (s *Spool) build(name string) (*segment, error) {
-	if s.broken.Load() {
-		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
+	err := openDir(s.cfg.Dir) // at each file: it may be what failed, or changed hands
+	var seg *segment
+	if err == nil {
+		seg, err = makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	}
-	seg, err := makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	if err == nil && s.cfg.Sync > 0 {
 		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
 	}

@@ -1170,3 +1170,132 @@ func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
 		})
 	}
 }
+
+// plant leaves in dir a file of one unsent record, as uid would have:
+// another user's, when uid is not this process's.
+func plant(t *testing.T, dir string, uid int) string {
+	t.Helper()
+	src := t.TempDir()
+	s := openTest(t, src, func(c *Config) {
+		c.Resource = otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "planted-by-nobody")}, "")
+	})
+	s.Append(0, encoded("planted"))
+	s.Close(context.Background())
+	files := segFiles(t, src)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	path := filepath.Join(dir, filepath.Base(files[0]))
+	if err := os.Rename(files[0], path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nobody is a uid that is not this process's effective one.
+func nobody(t *testing.T) int {
+	if os.Geteuid() == 65534 {
+		return 65533
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root")
+	}
+	return 65534
+}
+
+// A directory another user owns, or that its group or others may write
+// in, is refused, as ssh refuses such files, by the spool (which steps
+// aside, and says which) and by the shipper (which takes nothing from
+// it): a file planted there is not sent as this process's.
+func TestUnsafeDirRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(dir string) error
+	}{
+		{"foreign owner", "is owned by uid 65534, not by this process's effective uid", func(dir string) error { return os.Chown(dir, 65534, 65534) }},
+		{"world-writable", "is writable by its group or others (mode 0777)", func(dir string) error { return os.Chmod(dir, 0o777) }},
+		{"group-writable", "is writable by its group or others (mode 0770)", func(dir string) error { return os.Chmod(dir, 0o770) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uid := nobody(t)
+			dir := t.TempDir()
+			planted := plant(t, dir, uid)
+			if err := tc.edit(dir); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(Config{Dir: dir, SegmentBytes: testSegment})
+			t.Cleanup(func() { s.Close(context.Background()) }) // a spool that stepped aside, as Open says
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("Open: %v; want %q", err, tc.want)
+			}
+			s.AddScope(0, otlpwire.Scope{})
+			if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+				t.Errorf("verdict %d in a refused directory, want unjournaled", v)
+			}
+			var r received
+			sh := shipAll(t, dir, &r, true)
+			if err := sh.Err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("shipper: %v; want %q", err, tc.want)
+			}
+			if got := r.sorted(); len(got) != 0 {
+				t.Errorf("shipped %v from a refused directory", got)
+			}
+			if _, err := os.Stat(planted); err != nil {
+				t.Errorf("the planted file: %v; want it left as it is", err)
+			}
+		})
+	}
+}
+
+// In a sound directory, the shipper takes only this user's files: one
+// another user left there is not sent, nor removed.
+func TestShipTakesOnlyOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	planted := plant(t, dir, nobody(t))
+	oneRecordLeft(t, dir)
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != "writer/a/line" {
+		t.Errorf("shipped %v, want this user's line only", got)
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the other user's file: %v; want it left as it is", err)
+	}
+}
+
+// A file swapped for a symbolic link between the shipper's listing and its
+// open is not followed: what the link points to is neither sent nor
+// written.
+func TestShipFileSwappedForSymlink(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := oneRecordLeft(t, elsewhere)[0]
+	name := filepath.Base(oneRecordLeft(t, dir)[0])
+	old := listDir
+	t.Cleanup(func() { listDir = old })
+	listDir = func(d string) ([]os.DirEntry, error) {
+		entries, err := old(d)
+		path := filepath.Join(d, name)
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Error(err)
+		}
+		return entries, err
+	}
+	before, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 0 {
+		t.Errorf("shipped %v through a symbolic link", got)
+	}
+	if after, err := os.ReadFile(target); err != nil || string(after) != string(before) {
+		t.Errorf("the link's target: %v, changed %v; want it untouched", err, string(after) != string(before))
+	}
+}
