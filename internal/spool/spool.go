@@ -2,6 +2,7 @@ package spool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -96,12 +97,9 @@ func Open(cfg Config) (*Spool, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	now := time.Now().UnixNano()
 	s := &Spool{
 		cfg:      cfg,
 		pid:      os.Getpid(),
-		created:  now,
-		prefix:   fmt.Sprintf("%d-%d-", os.Getpid(), now),
 		maxFiles: max(2, int(cfg.MaxBytes/int64(cfg.SegmentBytes))),
 		resource: resourcePayload(cfg.Resource),
 		wake:     make(chan struct{}, 1),
@@ -109,10 +107,18 @@ func Open(cfg Config) (*Spool, error) {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	s.hmu.Lock()
-	name, _ := s.reserve() // the first file: the bound allows two at least
-	s.hmu.Unlock()
-	seg, err := s.build(name)
+	var seg *segment
+	var err error
+	for range maxNameTries {
+		s.created = started()
+		s.prefix = fmt.Sprintf("%d-%d-", s.pid, s.created)
+		s.hmu.Lock()
+		name, _ := s.reserve() // the first file: the bound allows two at least
+		s.hmu.Unlock()
+		if seg, err = s.build(name); !errors.Is(err, syscall.EEXIST) {
+			break
+		}
+	}
 	if err == nil {
 		s.install(seg)
 	} else {
@@ -120,6 +126,30 @@ func Open(cfg Config) (*Spool, error) {
 	}
 	go s.housekeep()
 	return s, err
+}
+
+// maxNameTries bounds the starts Open tries when another process's file
+// has the name of its first: a process of the same id (in another pid
+// namespace) started in the same clock tick.
+const maxNameTries = 3
+
+// clock is time.Now; tests make it coarse.
+var clock = time.Now
+
+// lastStart is the latest start a spool of this process took.
+var lastStart atomic.Int64
+
+// started is a spool's start, in Unix nanoseconds, which names its files
+// with the process id: never one another spool of this process took, even
+// in the same clock tick.
+func started() int64 {
+	for {
+		last, now := lastStart.Load(), clock().UnixNano()
+		now = max(now, last+1)
+		if lastStart.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }
 
 // Prefix is the start of the names of this process's files.

@@ -1299,3 +1299,75 @@ func TestShipFileSwappedForSymlink(t *testing.T) {
 		t.Errorf("the link's target: %v, changed %v; want it untouched", err, string(after) != string(before))
 	}
 }
+
+// Two spools of one process opened in the same clock tick (a coarse
+// clock, forced here) name their files apart, and each keeps its records.
+func TestSpoolsOpenedInOneTickKeepTheirFiles(t *testing.T) {
+	old := clock
+	t.Cleanup(func() { clock = old })
+	tick := time.Now()
+	clock = func() time.Time { return tick }
+	dir := t.TempDir()
+	a := openTest(t, dir, nil)
+	b := openTest(t, dir, nil)
+	if a.Prefix() == b.Prefix() {
+		t.Errorf("both spools name their files %q", a.Prefix())
+	}
+	a.Append(0, encoded("from a"))
+	b.Append(0, encoded("from b"))
+	b.Close(context.Background())
+	a.Close(context.Background())
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); !slices.Equal(got, []string{"writer/a/from a", "writer/a/from b"}) {
+		t.Errorf("shipped %v, want both spools' records", got)
+	}
+}
+
+// A file is never made under the name of one that exists: whatever made
+// two spools choose it, making the second fails, and the first is kept.
+func TestFileNeverTakesAnothersName(t *testing.T) {
+	dir := t.TempDir()
+	kept := oneRecordLeft(t, dir)[0]
+	before, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := parseName(filepath.Base(kept))
+	seg, err := makeSegment(dir, filepath.Base(kept), testSegment, n.pid, n.created, nil)
+	if !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("made over another file: %v; want EEXIST", err)
+	}
+	if seg != nil {
+		seg.close(false)
+	}
+	if after, err := os.ReadFile(kept); err != nil || string(after) != string(before) {
+		t.Errorf("the file that had the name: %v, changed %v", err, string(after) != string(before))
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
+// A spool whose first file's name is taken (a process of the same id, in
+// another pid namespace, started in the same tick) starts again under
+// another name, and leaves the other's file as it is.
+func TestOpenTakesAnotherStartWhenItsNameIsTaken(t *testing.T) {
+	old := clock
+	t.Cleanup(func() { clock = old })
+	tick := time.Now().Add(time.Hour) // later than any start this process took
+	clock = func() time.Time { return tick }
+	dir := t.TempDir()
+	taken := filepath.Join(dir, segName(fmt.Sprintf("%d-%d-", os.Getpid(), tick.UnixNano()), 1))
+	if err := os.WriteFile(taken, []byte("another's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, dir, nil)
+	defer s.Close(context.Background())
+	if want := fmt.Sprintf("%d-%d-", os.Getpid(), tick.UnixNano()+1); s.Prefix() != want {
+		t.Errorf("prefix %q, want %q", s.Prefix(), want)
+	}
+	if b, err := os.ReadFile(taken); err != nil || string(b) != "another's" {
+		t.Errorf("the other's file: %q, %v", b, err)
+	}
+}
