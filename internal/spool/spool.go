@@ -66,6 +66,7 @@ type Spool struct {
 
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
+	teller teller // tells Config.Say's lines, in order
 
 	hmu    sync.Mutex
 	spares []*segment // made ahead or emptied, ready to take over
@@ -100,6 +101,7 @@ func Open(cfg Config) (*Spool, error) {
 	s := &Spool{
 		cfg:      cfg,
 		pid:      os.Getpid(),
+		teller:   teller{say: cfg.Say},
 		maxFiles: max(2, int(cfg.MaxBytes/int64(cfg.SegmentBytes))),
 		resource: resourcePayload(cfg.Resource),
 		wake:     make(chan struct{}, 1),
@@ -579,11 +581,11 @@ func (s *Spool) kick() {
 	}
 }
 
-// say tells a line from its own goroutine: it may be called in a logging
-// call, which must not wait on the writer.
+// say tells a line, after those before it, from the teller's goroutine: it
+// may be called in a logging call, which must not wait on the writer.
 func (s *Spool) say(format string, args ...any) {
 	if s.cfg.Say != nil {
-		go s.cfg.Say(fmt.Sprintf(format, args...))
+		s.teller.tell(fmt.Sprintf(format, args...))
 	}
 }
 

@@ -1371,3 +1371,59 @@ func TestOpenTakesAnotherStartWhenItsNameIsTaken(t *testing.T) {
 		t.Errorf("the other's file: %q, %v", b, err)
 	}
 }
+
+// "Stepped aside" and "writing again" reach a slow writer in the order
+// they happened: lines are told one after the other, not each from its
+// own goroutine.
+func TestLinesToldInOrder(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	var mu sync.Mutex
+	var said []string
+	s := openTest(t, t.TempDir(), func(c *Config) {
+		c.Say = func(l string) {
+			if strings.Contains(l, "stepped aside") {
+				time.Sleep(50 * time.Millisecond) // a slow writer
+			}
+			mu.Lock()
+			said = append(said, l)
+			mu.Unlock()
+		}
+	})
+	defer s.Close(context.Background())
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	s.stepAside(errors.New("a test"))
+	for s.Append(0, encoded("x")) != pipeline.Journaled {
+		time.Sleep(time.Millisecond)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == 2 })
+	if !strings.Contains(said[0], "stepped aside") || !strings.Contains(said[1], "writing again") {
+		t.Errorf("told %q: want stepped aside, then writing again", said)
+	}
+}
+
+// A writer that does not keep up loses lines past maxTold waiting, and is
+// told how many, after the last.
+func TestTellerBound(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var said []string
+	tl := teller{say: func(l string) {
+		<-release
+		mu.Lock()
+		said = append(said, l)
+		mu.Unlock()
+	}}
+	tl.tell("0")
+	waitFor(t, func() bool { tl.mu.Lock(); defer tl.mu.Unlock(); return len(tl.lines) == 0 }) // being told
+	for i := 1; i < maxTold+11; i++ {                                                         // maxTold wait, 10 are dropped
+		tl.tell(fmt.Sprint(i))
+	}
+	close(release)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == maxTold+1 })
+	tl.tell("after")
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == maxTold+2 })
+	if last := said[maxTold]; last != fmt.Sprintf("%d (and 10 lines of the spool before it were dropped: the writer did not keep up)", maxTold) || said[maxTold+1] != "after" {
+		t.Errorf("told %q", said[maxTold-1:])
+	}
+}
