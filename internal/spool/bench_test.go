@@ -177,6 +177,16 @@ func BenchmarkNextFileUnderFsyncLoad(b *testing.B) {
 		}
 		reportLatencies(b, lat)
 	})
+	b.Run("syncdir", func(b *testing.B) { // what a call adds with WithSpoolSync when it makes a file
+		dir := b.TempDir()
+		var lat []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			syncDir(dir)
+			lat = append(lat, time.Since(start))
+		}
+		reportLatencies(b, lat)
+	})
 	b.Run("reuse", func(b *testing.B) {
 		dir := b.TempDir()
 		seg, err := makeSegment(dir, segName("1-1-", 0), DefaultSegmentBytes, 1, 1, nil)

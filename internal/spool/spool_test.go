@@ -1427,3 +1427,35 @@ func TestTellerBound(t *testing.T) {
 		t.Errorf("told %q", said[maxTold-1:])
 	}
 }
+
+// With WithSpoolSync, a logging call that makes a file does not fsync the
+// directory, which on a busy disk takes a tenth of a second and more: the
+// housekeeper does, at its sync tick. Here the directory's fsync never
+// returns, and 20,000 records across many files are journaled all the same.
+func TestLoggingCallNeverSyncsTheDirectory(t *testing.T) {
+	old := syncDir
+	t.Cleanup(func() { syncDir = old })
+	s := openTest(t, t.TempDir(), func(c *Config) { c.Sync = time.Hour })
+	stalled := make(chan struct{})
+	syncDir = func(string) { <-stalled }
+	done := make(chan error)
+	go func() {
+		for i := range 20000 {
+			if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
+				done <- fmt.Errorf("record %d: verdict %d", i, v)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a logging call waits on the directory's fsync")
+	}
+	close(stalled)
+	s.Close(context.Background())
+}
