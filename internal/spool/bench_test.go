@@ -2,8 +2,11 @@ package spool
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -122,4 +125,96 @@ func BenchmarkNextFile(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkNextFileUnderFsyncLoad is BenchmarkNextFile on a disk made slow
+// by writers beside it, each writing 1 MiB and fsyncing it in a loop in
+// the same file system: what a logging call may wait, holding the
+// pipeline's lock, when the housekeeper is late. It reports the worst
+// call (max-ms) and the median (p50-ms).
+func BenchmarkNextFileUnderFsyncLoad(b *testing.B) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	load := b.TempDir()
+	for w := range 4 {
+		wg.Go(func() {
+			f, err := os.Create(filepath.Join(load, fmt.Sprint(w)))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer f.Close()
+			buf := make([]byte, 1<<20)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				f.WriteAt(buf, int64(i%64)<<20)
+				f.Sync()
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	time.Sleep(time.Second) // the load under way
+	rec := encoded("step progress, a line of the usual size with four fields of the usual kind: step, i, loss and phase; about two hundred bytes in all")
+	b.Run("make", func(b *testing.B) {
+		dir := b.TempDir()
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			i++
+			start := time.Now()
+			seg, err := makeSegment(dir, segName("1-1-", i), DefaultSegmentBytes, 1, 1, nil)
+			lat = append(lat, time.Since(start))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			seg.close(true)
+			b.StartTimer()
+		}
+		reportLatencies(b, lat)
+	})
+	b.Run("syncdir", func(b *testing.B) { // what a call adds with WithSpoolSync when it makes a file
+		dir := b.TempDir()
+		var lat []time.Duration
+		for b.Loop() {
+			start := time.Now()
+			syncDir(dir)
+			lat = append(lat, time.Since(start))
+		}
+		reportLatencies(b, lat)
+	})
+	b.Run("reuse", func(b *testing.B) {
+		dir := b.TempDir()
+		seg, err := makeSegment(dir, segName("1-1-", 0), DefaultSegmentBytes, 1, 1, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer seg.close(true)
+		var lat []time.Duration
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			for seg.off+frameSize(len(rec)) <= len(seg.mem) {
+				seg.off = putFrame(seg.mem, seg.off, 0, rec)
+			}
+			i++
+			b.StartTimer()
+			start := time.Now()
+			if err := seg.recycle(dir, segName("1-1-", i), 1, 1, nil); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		reportLatencies(b, lat)
+	})
+}
+
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)-1])/1e6, "max-ms")
+	b.ReportMetric(float64(lat[len(lat)/2])/1e6, "p50-ms")
 }

@@ -104,11 +104,29 @@ func makeSegment(dir, name string, size, pid int, created int64, resource []byte
 		syscall.Munmap(mem)
 		return fail("write", err)
 	}
-	if err := syscall.Rename(tmp, path); err != nil {
+	if err := publish(tmp, path); err != nil {
 		syscall.Munmap(mem)
-		return fail("rename", err)
+		return fail("link", err)
 	}
 	return seg, nil
+}
+
+// publish gives the file made under tmp the name path, unless a file has
+// that name already: a name is never taken from another file, whatever
+// made two spools choose it. Where the file system has no hard links, it
+// renames.
+func publish(tmp, path string) error {
+	switch err := syscall.Link(tmp, path); err {
+	case nil:
+		// A death before the unlink leaves a second name, which the next
+		// start removes as a file being made.
+		syscall.Unlink(tmp)
+		return nil
+	case syscall.EPERM, syscall.EOPNOTSUPP:
+		return syscall.Rename(tmp, path)
+	default:
+		return err
+	}
 }
 
 // fallocate takes the blocks of a file of size bytes.
@@ -156,8 +174,8 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 	if err := seg.prepare(len(seg.mem), pid, created, resource); err != nil {
 		return err
 	}
-	if err := syscall.Rename(tmp, path); err != nil {
-		return &os.PathError{Op: "rename", Path: tmp, Err: err}
+	if err := publish(tmp, path); err != nil {
+		return &os.PathError{Op: "link", Path: tmp, Err: err}
 	}
 	seg.path = path
 	return nil

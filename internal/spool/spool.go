@@ -2,8 +2,10 @@ package spool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -64,6 +66,7 @@ type Spool struct {
 
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
+	teller teller // tells Config.Say's lines, in order
 
 	hmu    sync.Mutex
 	spares []*segment // made ahead or emptied, ready to take over
@@ -95,12 +98,10 @@ func Open(cfg Config) (*Spool, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultMaxBytes
 	}
-	now := time.Now().UnixNano()
 	s := &Spool{
 		cfg:      cfg,
 		pid:      os.Getpid(),
-		created:  now,
-		prefix:   fmt.Sprintf("%d-%d-", os.Getpid(), now),
+		teller:   teller{say: cfg.Say},
 		maxFiles: max(2, int(cfg.MaxBytes/int64(cfg.SegmentBytes))),
 		resource: resourcePayload(cfg.Resource),
 		wake:     make(chan struct{}, 1),
@@ -108,21 +109,49 @@ func Open(cfg Config) (*Spool, error) {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	var seg *segment
 	var err error
-	if err = os.MkdirAll(cfg.Dir, 0o700); err == nil {
-		var seg *segment
+	for range maxNameTries {
+		s.created = started()
+		s.prefix = fmt.Sprintf("%d-%d-", s.pid, s.created)
 		s.hmu.Lock()
 		name, _ := s.reserve() // the first file: the bound allows two at least
 		s.hmu.Unlock()
-		if seg, err = s.build(name); err == nil {
-			s.install(seg)
+		if seg, err = s.build(name); !errors.Is(err, syscall.EEXIST) {
+			break
 		}
 	}
-	if err != nil {
+	if err == nil {
+		s.install(seg)
+	} else {
 		s.broken.Store(true)
 	}
 	go s.housekeep()
 	return s, err
+}
+
+// maxNameTries bounds the starts Open tries when another process's file
+// has the name of its first: a process of the same id (in another pid
+// namespace) started in the same clock tick.
+const maxNameTries = 3
+
+// clock is time.Now; tests make it coarse.
+var clock = time.Now
+
+// lastStart is the latest start a spool of this process took.
+var lastStart atomic.Int64
+
+// started is a spool's start, in Unix nanoseconds, which names its files
+// with the process id: never one another spool of this process took, even
+// in the same clock tick.
+func started() int64 {
+	for {
+		last, now := lastStart.Load(), clock().UnixNano()
+		now = max(now, last+1)
+		if lastStart.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }
 
 // Prefix is the start of the names of this process's files.
@@ -216,8 +245,7 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
 	})
 	if err != nil {
-		seg.sealed = true
-		s.stepAside(fmt.Errorf("writing %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
 		return false
 	}
 	return true
@@ -392,8 +420,13 @@ func (s *Spool) resume() bool {
 }
 
 // stepAside turns the spool off until a new file can be made: records go
-// on in memory, counted as unprotected.
+// on in memory, counted as unprotected. The active file is sealed, so that
+// it is released once its records' fates are told, and the files after it
+// too.
 func (s *Spool) stepAside(err error) {
+	if s.active != nil {
+		s.active.sealed = true
+	}
 	s.active = nil
 	s.markBroken(err)
 }
@@ -440,10 +473,23 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	}
 	seg.decided += k
 	if err != nil {
-		// The file keeps an older state: a later process sends those
-		// records again, none is lost.
-		s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
+}
+
+// faulted ends a file whose mapping faulted: nothing more goes in, and,
+// its fates all told, it is released as any other, so that the files
+// after it are too. The file keeps an older state: a later process sends
+// those records again, none is lost. A fault in the active file steps
+// aside, until the next takes over; one in an older file leaves the active
+// file as it is.
+func (s *Spool) faulted(seg *segment, err error) {
+	seg.sealed = true
+	if seg == s.active {
+		s.stepAside(err)
+		return
+	}
+	s.say("zaplens: spool %s: %v; the file is let go, and records go on in the next", s.cfg.Dir, err)
 }
 
 // release hands on the oldest files once no record can come into them and
@@ -478,50 +524,53 @@ func (s *Spool) tellTooLarge(n int) {
 	}
 }
 
-// Close stops the housekeeper and releases every file: those all settled,
-// and the spares, are removed; the others stay, unlocked, for a later
-// process to send.
+// Close releases every file, whatever ctx says: those all settled are
+// removed, the others stay, unlocked, for a later process (or this one) to
+// send. It lets go the pipeline's files, and the housekeeper's that wait
+// for it, at once; the housekeeper, as it stops, removes those it is
+// making, emptying or removing, and ctx bounds only the wait for that: a
+// housekeeper on a stalled disk holds no record.
 func (s *Spool) Close(ctx context.Context) {
 	if s.closed {
 		return
 	}
 	s.closed = true
 	s.release()
+	own := append(s.segs, s.held...)
+	s.segs, s.held, s.active = nil, nil, nil
 	var kept uint64
-	for _, seg := range s.segs {
-		kept += seg.left()
-	}
-	for _, seg := range s.held {
+	for _, seg := range own {
 		kept += seg.left()
 	}
 	s.kept.Store(kept)
-	close(s.quit)
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		// The housekeeper is on the disk (making or syncing a file): leave
-		// the files to the process's end, which unlocks them for a later
-		// one.
-		return
-	}
 	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	for _, seg := range append(s.segs, s.held...) {
+	s.mapped = without(s.mapped, own) // the housekeeper syncs them no more
+	s.hmu.Unlock()
+	for _, seg := range own {
 		left := seg.left()
 		if left > 0 && s.cfg.Sync > 0 {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)
 	}
-	s.segs, s.held, s.active = nil, nil, nil
-	for _, seg := range append(s.dead, s.doomed...) {
+	s.retire()
+	close(s.quit)
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	}
+}
+
+// retire removes the files that wait for the housekeeper: at Close, and
+// as it stops.
+func (s *Spool) retire() {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	for _, seg := range slices.Concat(s.dead, s.doomed, s.spares) {
 		seg.close(true)
 	}
-	for _, seg := range s.spares {
-		seg.close(true)
-	}
-	s.spares = nil
-	s.dead, s.doomed, s.mapped = nil, nil, nil
+	s.dead, s.doomed, s.spares, s.mapped = nil, nil, nil, nil
+	s.spareReady.Store(false)
 }
 
 // kick wakes the housekeeper.
@@ -532,11 +581,11 @@ func (s *Spool) kick() {
 	}
 }
 
-// say tells a line from its own goroutine: it may be called in a logging
-// call, which must not wait on the writer.
+// say tells a line, after those before it, from the teller's goroutine: it
+// may be called in a logging call, which must not wait on the writer.
 func (s *Spool) say(format string, args ...any) {
 	if s.cfg.Say != nil {
-		go s.cfg.Say(fmt.Sprintf(format, args...))
+		s.teller.tell(fmt.Sprintf(format, args...))
 	}
 }
 
@@ -557,12 +606,10 @@ func (s *Spool) reserve() (name string, ok bool) {
 // build makes the file reserve named; when that fails, its place in files
 // is given back.
 func (s *Spool) build(name string) (*segment, error) {
-	if s.broken.Load() {
-		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
-	}
-	seg, err := makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
-	if err == nil && s.cfg.Sync > 0 {
-		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
+	err := openDir(s.cfg.Dir) // at each file: it may be what failed, or changed hands
+	var seg *segment
+	if err == nil {
+		seg, err = makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	}
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
@@ -578,6 +625,7 @@ func (s *Spool) build(name string) (*segment, error) {
 // spool stepped aside, and syncs when asked to.
 func (s *Spool) housekeep() {
 	defer close(s.done)
+	defer s.retire()
 	retry := time.NewTicker(retryInterval)
 	defer retry.Stop()
 	var syncTick <-chan time.Time
@@ -706,6 +754,7 @@ func (s *Spool) makeSpare() bool {
 
 // syncAll writes every file's dirty pages to the disk.
 func (s *Spool) syncAll() {
+	syncDir(s.cfg.Dir) // the names of the files made since the last tick
 	s.hmu.Lock()
 	segs := append([]*segment(nil), s.mapped...)
 	s.hmu.Unlock()
@@ -720,8 +769,12 @@ func msync(mem []byte) {
 	}
 }
 
-// syncDir makes a new file's name survive a power loss.
-func syncDir(dir string) {
+// syncDir makes new files' names survive a power loss. The housekeeper
+// alone calls it, at each sync tick: a logging call that makes a file
+// holds the pipeline's lock, and a directory's fsync on a busy disk took up
+// to 173 ms (BenchmarkNextFileUnderFsyncLoad/syncdir). A variable, so that
+// a test can stall it.
+var syncDir = func(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()

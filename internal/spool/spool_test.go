@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -985,7 +986,7 @@ func fillAndSettle(t *testing.T, s *Spool, files int) {
 	for seen, i := 0, 0; seen < files; i++ {
 		active := s.active
 		if v := s.Append(0, encoded(fmt.Sprintf("after %d", i))); v != pipeline.Journaled {
-			t.Fatalf("record %d after the failed emptying: verdict %d", i, v)
+			t.Fatalf("record %d: verdict %d", i, v)
 		}
 		s.Settle(1, false)
 		if s.active != active {
@@ -1079,4 +1080,382 @@ func TestFrameLengthBeyondTheFile(t *testing.T) {
 	if ferr := guardFault(func() { c, err = parse(mem, true) }); ferr != nil || err != nil || c.torn != 1 || len(c.records) != 0 {
 		t.Errorf("fault %v, error %v, contents %+v: want one torn frame and nothing else", ferr, err, c)
 	}
+}
+
+// Close with its context done, and the housekeeper stalled on the disk,
+// still lets every file of the pipeline's go at once: unlocked, for this
+// process or another to send. The housekeeper removes its own as it stops.
+func TestCloseWithItsDeadlinePastLetsEveryFileGo(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var stall atomic.Bool
+	stalled, slow := make(chan struct{}), make(chan struct{})
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if stall.Load() {
+			close(stalled)
+			<-slow
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	waitFor(t, func() bool { return len(segFiles(t, dir)) >= 2 }) // the first spare
+	stall.Store(true)
+	first, i := s.active, 0
+	for ; s.active == first; i++ { // the spare takes over: the housekeeper makes the next, and stalls
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	<-stalled
+	s.Settle(i-1, false) // all but the last record, in the second file
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Close(ctx)
+	if s.Kept() != 1 {
+		t.Errorf("kept %d, want 1", s.Kept())
+	}
+	files := segFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v, want the one holding the unsettled record", files)
+	}
+	if fd, ok := lockFile(files[0]); !ok {
+		t.Error("the file kept is still locked")
+	} else {
+		syscall.Close(fd)
+	}
+	close(slow)
+	<-s.done
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != fmt.Sprintf("writer/a/line %d", i-1) {
+		t.Errorf("shipped %v, want the last line only", got)
+	}
+	if left, err := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 || err != nil {
+		t.Errorf("left %v, %v: want nothing once the housekeeper stopped", left, err)
+	}
+}
+
+// A fault while settling (here the file cut under its mapping) lets the
+// faulted file go and wedges nothing: at a bound of four files, records go
+// on being journaled, and none is refused as at the bound. A fault in the
+// active file steps aside, told, until the next file takes over; one in an
+// older file leaves the active file as it is.
+func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
+	for _, where := range []string{"active", "older"} {
+		t.Run(where, func(t *testing.T) {
+			said := make(chan string, 16)
+			s := openTest(t, t.TempDir(), func(c *Config) {
+				c.MaxBytes = 4 * testSegment
+				c.Say = func(l string) { said <- l }
+			})
+			defer s.Close(context.Background())
+			waitFor(t, func() bool { return s.spareReady.Load() })
+			first, i := s.active, 0
+			for ; i < 100 || (where == "older" && s.active == first); i++ {
+				if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
+					t.Fatalf("record %d: verdict %d", i, v)
+				}
+			}
+			active, path := s.active, first.path // the housekeeper renames it as it empties it
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+			s.Settle(i, false) // the first file faults
+			switch line := <-said; {
+			case !strings.Contains(line, "fault in the mapped file") || !strings.Contains(line, path):
+				t.Errorf("said %q, want the fault and the file", line)
+			case where == "older" && s.active != active:
+				t.Error("a fault in an older file let the active file go")
+			}
+			fillAndSettle(t, s, 12) // three times the bound
+		})
+	}
+}
+
+// plant leaves in dir a file of one unsent record, as uid would have:
+// another user's, when uid is not this process's.
+func plant(t *testing.T, dir string, uid int) string {
+	t.Helper()
+	src := t.TempDir()
+	s := openTest(t, src, func(c *Config) {
+		c.Resource = otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "planted-by-nobody")}, "")
+	})
+	s.Append(0, encoded("planted"))
+	s.Close(context.Background())
+	files := segFiles(t, src)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	path := filepath.Join(dir, filepath.Base(files[0]))
+	if err := os.Rename(files[0], path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nobody is a uid that is not this process's effective one.
+func nobody(t *testing.T) int {
+	if os.Geteuid() == 65534 {
+		return 65533
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root")
+	}
+	return 65534
+}
+
+// A directory another user owns, or that its group or others may write
+// in, is refused, as ssh refuses such files, by the spool (which steps
+// aside, and says which) and by the shipper (which takes nothing from
+// it): a file planted there is not sent as this process's.
+func TestUnsafeDirRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(dir string) error
+	}{
+		{"foreign owner", "is owned by uid 65534, not by this process's effective uid", func(dir string) error { return os.Chown(dir, 65534, 65534) }},
+		{"world-writable", "is writable by its group or others (mode 0777)", func(dir string) error { return os.Chmod(dir, 0o777) }},
+		{"group-writable", "is writable by its group or others (mode 0770)", func(dir string) error { return os.Chmod(dir, 0o770) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uid := nobody(t)
+			dir := t.TempDir()
+			planted := plant(t, dir, uid)
+			if err := tc.edit(dir); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(Config{Dir: dir, SegmentBytes: testSegment})
+			t.Cleanup(func() { s.Close(context.Background()) }) // a spool that stepped aside, as Open says
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("Open: %v; want %q", err, tc.want)
+			}
+			s.AddScope(0, otlpwire.Scope{})
+			if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+				t.Errorf("verdict %d in a refused directory, want unjournaled", v)
+			}
+			var r received
+			sh := shipAll(t, dir, &r, true)
+			if err := sh.Err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("shipper: %v; want %q", err, tc.want)
+			}
+			if got := r.sorted(); len(got) != 0 {
+				t.Errorf("shipped %v from a refused directory", got)
+			}
+			if _, err := os.Stat(planted); err != nil {
+				t.Errorf("the planted file: %v; want it left as it is", err)
+			}
+		})
+	}
+}
+
+// In a sound directory, the shipper takes only this user's files: one
+// another user left there is not sent, nor removed.
+func TestShipTakesOnlyOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	planted := plant(t, dir, nobody(t))
+	oneRecordLeft(t, dir)
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != "writer/a/line" {
+		t.Errorf("shipped %v, want this user's line only", got)
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the other user's file: %v; want it left as it is", err)
+	}
+}
+
+// A file swapped for a symbolic link between the shipper's listing and its
+// open is not followed: what the link points to is neither sent nor
+// written.
+func TestShipFileSwappedForSymlink(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := oneRecordLeft(t, elsewhere)[0]
+	name := filepath.Base(oneRecordLeft(t, dir)[0])
+	old := listDir
+	t.Cleanup(func() { listDir = old })
+	listDir = func(d string) ([]os.DirEntry, error) {
+		entries, err := old(d)
+		path := filepath.Join(d, name)
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Error(err)
+		}
+		return entries, err
+	}
+	before, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 0 {
+		t.Errorf("shipped %v through a symbolic link", got)
+	}
+	if after, err := os.ReadFile(target); err != nil || string(after) != string(before) {
+		t.Errorf("the link's target: %v, changed %v; want it untouched", err, string(after) != string(before))
+	}
+}
+
+// Two spools of one process opened in the same clock tick (a coarse
+// clock, forced here) name their files apart, and each keeps its records.
+func TestSpoolsOpenedInOneTickKeepTheirFiles(t *testing.T) {
+	old := clock
+	t.Cleanup(func() { clock = old })
+	tick := time.Now()
+	clock = func() time.Time { return tick }
+	dir := t.TempDir()
+	a := openTest(t, dir, nil)
+	b := openTest(t, dir, nil)
+	if a.Prefix() == b.Prefix() {
+		t.Errorf("both spools name their files %q", a.Prefix())
+	}
+	a.Append(0, encoded("from a"))
+	b.Append(0, encoded("from b"))
+	b.Close(context.Background())
+	a.Close(context.Background())
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); !slices.Equal(got, []string{"writer/a/from a", "writer/a/from b"}) {
+		t.Errorf("shipped %v, want both spools' records", got)
+	}
+}
+
+// A file is never made under the name of one that exists: whatever made
+// two spools choose it, making the second fails, and the first is kept.
+func TestFileNeverTakesAnothersName(t *testing.T) {
+	dir := t.TempDir()
+	kept := oneRecordLeft(t, dir)[0]
+	before, err := os.ReadFile(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := parseName(filepath.Base(kept))
+	seg, err := makeSegment(dir, filepath.Base(kept), testSegment, n.pid, n.created, nil)
+	if !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("made over another file: %v; want EEXIST", err)
+	}
+	if seg != nil {
+		seg.close(false)
+	}
+	if after, err := os.ReadFile(kept); err != nil || string(after) != string(before) {
+		t.Errorf("the file that had the name: %v, changed %v", err, string(after) != string(before))
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
+		t.Errorf("left %v", left)
+	}
+}
+
+// A spool whose first file's name is taken (a process of the same id, in
+// another pid namespace, started in the same tick) starts again under
+// another name, and leaves the other's file as it is.
+func TestOpenTakesAnotherStartWhenItsNameIsTaken(t *testing.T) {
+	old := clock
+	t.Cleanup(func() { clock = old })
+	tick := time.Now().Add(time.Hour) // later than any start this process took
+	clock = func() time.Time { return tick }
+	dir := t.TempDir()
+	taken := filepath.Join(dir, segName(fmt.Sprintf("%d-%d-", os.Getpid(), tick.UnixNano()), 1))
+	if err := os.WriteFile(taken, []byte("another's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openTest(t, dir, nil)
+	defer s.Close(context.Background())
+	if want := fmt.Sprintf("%d-%d-", os.Getpid(), tick.UnixNano()+1); s.Prefix() != want {
+		t.Errorf("prefix %q, want %q", s.Prefix(), want)
+	}
+	if b, err := os.ReadFile(taken); err != nil || string(b) != "another's" {
+		t.Errorf("the other's file: %q, %v", b, err)
+	}
+}
+
+// "Stepped aside" and "writing again" reach a slow writer in the order
+// they happened: lines are told one after the other, not each from its
+// own goroutine.
+func TestLinesToldInOrder(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	var mu sync.Mutex
+	var said []string
+	s := openTest(t, t.TempDir(), func(c *Config) {
+		c.Say = func(l string) {
+			if strings.Contains(l, "stepped aside") {
+				time.Sleep(50 * time.Millisecond) // a slow writer
+			}
+			mu.Lock()
+			said = append(said, l)
+			mu.Unlock()
+		}
+	})
+	defer s.Close(context.Background())
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	s.stepAside(errors.New("a test"))
+	for s.Append(0, encoded("x")) != pipeline.Journaled {
+		time.Sleep(time.Millisecond)
+	}
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == 2 })
+	if !strings.Contains(said[0], "stepped aside") || !strings.Contains(said[1], "writing again") {
+		t.Errorf("told %q: want stepped aside, then writing again", said)
+	}
+}
+
+// A writer that does not keep up loses lines past maxTold waiting, and is
+// told how many, after the last.
+func TestTellerBound(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var said []string
+	tl := teller{say: func(l string) {
+		<-release
+		mu.Lock()
+		said = append(said, l)
+		mu.Unlock()
+	}}
+	tl.tell("0")
+	waitFor(t, func() bool { tl.mu.Lock(); defer tl.mu.Unlock(); return len(tl.lines) == 0 }) // being told
+	for i := 1; i < maxTold+11; i++ {                                                         // maxTold wait, 10 are dropped
+		tl.tell(fmt.Sprint(i))
+	}
+	close(release)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == maxTold+1 })
+	tl.tell("after")
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) == maxTold+2 })
+	if last := said[maxTold]; last != fmt.Sprintf("%d (and 10 lines of the spool before it were dropped: the writer did not keep up)", maxTold) || said[maxTold+1] != "after" {
+		t.Errorf("told %q", said[maxTold-1:])
+	}
+}
+
+// With WithSpoolSync, a logging call that makes a file does not fsync the
+// directory, which on a busy disk takes a tenth of a second and more: the
+// housekeeper does, at its sync tick. Here the directory's fsync never
+// returns, and 20,000 records across many files are journaled all the same.
+func TestLoggingCallNeverSyncsTheDirectory(t *testing.T) {
+	old := syncDir
+	t.Cleanup(func() { syncDir = old })
+	s := openTest(t, t.TempDir(), func(c *Config) { c.Sync = time.Hour })
+	stalled := make(chan struct{})
+	syncDir = func(string) { <-stalled }
+	done := make(chan error)
+	go func() {
+		for i := range 20000 {
+			if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
+				done <- fmt.Errorf("record %d: verdict %d", i, v)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a logging call waits on the directory's fsync")
+	}
+	close(stalled)
+	s.Close(context.Background())
 }
