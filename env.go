@@ -186,7 +186,8 @@ func (c *providerConfig) resolveOTLP() error {
 		c.tlsConfig.put(cfg)
 	}
 	errs = append(errs, c.resolveCompression(), resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
-		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
+		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"),
+		resolveMillis(&c.retryElapsed, DefaultRetryMaxElapsed, 1, "ZAPLENS_RETRY_MAX_ELAPSED"))
 	return errors.Join(errs...)
 }
 
@@ -515,6 +516,16 @@ func readPEMFile(path string) ([]byte, error) {
 	return b, err
 }
 
+// exportBound is the default bound of one export by the pipeline: over
+// OTLP, its retries' and one attempt's, so that it cuts no retry short
+// (the OTLP timeout bounds each attempt, as the spec's text has it).
+func (c *providerConfig) exportBound() time.Duration {
+	if c.retryElapsed.value > 0 {
+		return c.retryElapsed.value + c.otlpTimeout.value
+	}
+	return DefaultExportTimeout
+}
+
 // minRequestBytes keeps a request bound large enough for a record with a
 // few cut values.
 const minRequestBytes = 64 << 10
@@ -526,7 +537,7 @@ func (c *providerConfig) resolveBatch() error {
 		resolveInt(&c.requestBytes, DefaultRequestBytes, minRequestBytes, "ZAPLENS_REQUEST_BYTES"),
 		resolveInt(&c.batchSize, DefaultBatchSize, 1, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"),
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
-		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
+		resolveMillis(&c.exportTimeout, c.exportBound(), 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
 	// The SDK clamps a batch larger than the queue without a word; here,
 	// by the rule, the batch size's variable is ignored, else the queue
