@@ -585,6 +585,7 @@ func (c *providerConfig) resolveLimits() error {
 	return errors.Join(
 		resolveInt(&c.attrCount, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"),
 		resolveInt(&c.attrValueLen, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+		resolveBool(&c.recordUID, "ZAPLENS_RECORD_UID"),
 	)
 }
 

@@ -111,6 +111,7 @@ type providerConfig struct {
 	exportTimeout setting[time.Duration]
 	attrCount     setting[int]
 	attrValueLen  setting[int]
+	recordUID     setting[bool]
 	warnings      []string // told once through the loss writer at start
 	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
 	// resource: its value could not be read.
@@ -325,6 +326,16 @@ func WithRedactKeys(keys ...string) ProviderOption {
 // OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT; the SDK's default is 128.
 func WithAttributeCountLimit(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.attrCount.by("WithAttributeCountLimit", n) })
+}
+
+// WithRecordUID adds to every record the semantic conventions' attribute
+// log.record.uid, an id unique to the record (a ULID), overriding
+// ZAPLENS_RECORD_UID. A record sent twice keeps its id, so a backend or
+// the Collector can drop the copy: the at most one request a SIGKILL makes
+// the spool send again. It is off by default: it adds 44 bytes to each
+// record on the wire and in the queue (docs/delivery.md has its cost).
+func WithRecordUID(on bool) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.recordUID.by("WithRecordUID", on) })
 }
 
 // WithAttributeValueLengthLimit sets the longest string attribute value a
