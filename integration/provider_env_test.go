@@ -175,13 +175,15 @@ func TestProviderEnvHeaders(t *testing.T) {
 	})
 }
 
-// OTEL_EXPORTER_OTLP_TIMEOUT bounds an export to a collector slower than
-// it: the records fail, counted, instead of waiting.
+// OTEL_EXPORTER_OTLP_TIMEOUT bounds each attempt to a collector slower than
+// it, and ZAPLENS_RETRY_MAX_ELAPSED the retries: the records fail, counted,
+// instead of waiting.
 func TestProviderEnvTimeout(t *testing.T) {
 	provCleanEnv(t)
 	r := StartReceiver(t, WithExportDelay(3*time.Second))
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "300")
+	t.Setenv("ZAPLENS_RETRY_MAX_ELAPSED", "300")
 	p, _ := provFromEnv(t)
 	provLog(p, 10)
 	start := time.Now()

@@ -95,7 +95,7 @@ func TestShipKilledWritersSpool(t *testing.T) {
 
 	ship := func() (string, int) {
 		cmd := exec.Command(os.Args[0], "-timeout", "20s", dir)
-		cmd.Env = environ("ZAPLENS_SHIP_TEST=command", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr, "OTEL_EXPORTER_OTLP_TIMEOUT=300")
+		cmd.Env = environ("ZAPLENS_SHIP_TEST=command", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr, "OTEL_EXPORTER_OTLP_TIMEOUT=300", "ZAPLENS_RETRY_MAX_ELAPSED=300")
 		b, err := cmd.CombinedOutput()
 		code := 0
 		if e, ok := err.(*exec.ExitError); ok {
