@@ -36,9 +36,15 @@ func TestRecordUID(t *testing.T) {
 	lim := DefaultLimits
 	lim.AttributeCount = 2
 	r := Record{Time: now, Body: attribute.StringValue("m")}
-	without := request(t, NewResource(nil, ""), NewScope("s", "", "", nil), AppendRecord(nil, &r, attrs, lim))
+	plain := AppendRecord(nil, &r, attrs, lim)
+	without := request(t, NewResource(nil, ""), NewScope("s", "", "", nil), plain)
 	r.UID = UID{1, 2}
-	with := request(t, NewResource(nil, ""), NewScope("s", "", "", nil), AppendRecord(nil, &r, attrs, lim))
+	withUID := AppendRecord(nil, &r, attrs, lim)
+	with := request(t, NewResource(nil, ""), NewScope("s", "", "", nil), withUID)
+	// docs/delivery.md: what the id costs each record on the wire.
+	if n := len(withUID) - len(plain); n != 48 {
+		t.Errorf("the id adds %d bytes, want 48", n)
+	}
 	lr := with.ResourceLogs[0].ScopeLogs[0].LogRecords[0]
 	last := lr.Attributes[len(lr.Attributes)-1]
 	if last.Key != KeyRecordUID || last.Value.GetStringValue() != string(r.UID.AppendText(nil)) {
