@@ -157,10 +157,10 @@ func runOutageChild(t *testing.T, cfg outageChild) outageReport {
 		t.Errorf("rank %d: %v; stderr:\n%s", cfg.Rank, err, stderr.String())
 		return outageReport{}
 	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	var rep outageReport
-	last := strings.TrimPrefix(lines[len(lines)-1], "report ")
-	if err := json.Unmarshal([]byte(last), &rep); err != nil {
+	_, line, _ := strings.Cut(stdout.String(), "report ")
+	line, _, _ = strings.Cut(line, "\n")
+	if err := json.Unmarshal([]byte(line), &rep); err != nil {
 		t.Errorf("rank %d: no report (%v) in its output:\n%s\nstderr:\n%s", cfg.Rank, err, stdout.String(), stderr.String())
 	}
 	return rep
