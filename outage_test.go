@@ -76,3 +76,38 @@ func TestRetryingBatchGivesWayToNewer(t *testing.T) {
 		t.Errorf("server holds %d, exported %d", got, s.Exported)
 	}
 }
+
+// The retry bound comes from its option or variable, and the pipeline's
+// export bound defaults to it plus one attempt, so that it cuts no retry
+// short; a bad value is warned of and the default kept.
+func TestRetryBoundSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		env           map[string]string
+		opts          []ProviderOption
+		retry, export time.Duration
+	}{
+		{"defaults", nil, nil, DefaultRetryMaxElapsed, DefaultRetryMaxElapsed + DefaultOTLPTimeout},
+		{"variables", map[string]string{"ZAPLENS_RETRY_MAX_ELAPSED": "5000", "OTEL_EXPORTER_OTLP_TIMEOUT": "2000"}, nil, 5 * time.Second, 7 * time.Second},
+		{"option over the variable", map[string]string{"ZAPLENS_RETRY_MAX_ELAPSED": "5000"}, []ProviderOption{WithRetryMaxElapsed(time.Second)}, time.Second, time.Second + DefaultOTLPTimeout},
+		{"export bound given", nil, []ProviderOption{WithExportTimeout(3 * time.Second)}, DefaultRetryMaxElapsed, 3 * time.Second},
+		{"bad variable", map[string]string{"ZAPLENS_RETRY_MAX_ELAPSED": "1m"}, nil, DefaultRetryMaxElapsed, DefaultRetryMaxElapsed + DefaultOTLPTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			c := newProviderConfig(tc.opts)
+			if err := c.resolveEnv(); err != nil {
+				t.Fatal(err)
+			}
+			if c.retryElapsed.value != tc.retry || c.exportTimeout.value != tc.export {
+				t.Errorf("retry bound %v, export bound %v; want %v, %v", c.retryElapsed.value, c.exportTimeout.value, tc.retry, tc.export)
+			}
+			if bad := tc.name == "bad variable"; bad != (len(c.warnings) > 0 && strings.Contains(strings.Join(c.warnings, " "), "ZAPLENS_RETRY_MAX_ELAPSED")) {
+				t.Errorf("warnings %q", c.warnings)
+			}
+		})
+	}
+}
