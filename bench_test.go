@@ -156,7 +156,8 @@ func (r benchRequest) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // and a context) through a tee on a zaplens provider into its parts, each
 // case adding one to the last: zap alone; the tee with the bridge filtered
 // out and no ids (what the tee itself costs); the ids in base's line; the
-// bridge, encoding to OTLP and queueing, with an export that discards.
+// bridge, encoding to OTLP and queueing, with an export that discards;
+// the same with log.record.uid (WithRecordUID).
 // zap-two-more-strings is zap alone with two more string fields the
 // lengths of the ids: zap's own share of the ids' cost.
 // cpu-ns/op is the whole process's CPU per call, the export goroutine's
@@ -170,6 +171,11 @@ func BenchmarkCallParts(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer p.Shutdown(context.Background())
+	withUID, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(), WithRecordUID(true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer withUID.Shutdown(context.Background())
 	offBridge := WithLoggerName("elsewhere")
 	// What zap's own encoder does for the ids: two strings of their keys'
 	// and values' lengths, no bridge.
@@ -184,6 +190,7 @@ func BenchmarkCallParts(b *testing.B) {
 		{"tee-mechanics", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p), offBridge, WithIDFormat(nil))), nil},
 		{"tee-ids", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p), offBridge)), nil},
 		{"tee-ids-bridge", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(p))), nil},
+		{"tee-ids-bridge-uid", zap.New(NewTee(jsonDiscard(), WithLoggerProvider(withUID))), nil},
 	} {
 		fields := append(slices.Clip(bc.before), fields...)
 		b.Run(bc.name, func(b *testing.B) {

@@ -193,7 +193,8 @@ func (c *providerConfig) resolveOTLP() error {
 		c.tlsConfig.put(cfg)
 	}
 	errs = append(errs, c.resolveCompression(), resolveMillis(&c.otlpTimeout, DefaultOTLPTimeout, 1,
-		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"))
+		"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"),
+		resolveMillis(&c.retryElapsed, DefaultRetryMaxElapsed, 1, "ZAPLENS_RETRY_MAX_ELAPSED"))
 	return errors.Join(errs...)
 }
 
@@ -573,6 +574,16 @@ func readPEMFile(path string) ([]byte, error) {
 	return b, err
 }
 
+// exportBound is the default bound of one export by the pipeline: over
+// OTLP, its retries' and one attempt's, so that it cuts no retry short
+// (the OTLP timeout bounds each attempt, as the spec's text has it).
+func (c *providerConfig) exportBound() time.Duration {
+	if c.retryElapsed.value > 0 {
+		return c.retryElapsed.value + c.otlpTimeout.value
+	}
+	return DefaultExportTimeout
+}
+
 // minRequestBytes keeps a request bound large enough for a record with a
 // few cut values.
 const minRequestBytes = 64 << 10
@@ -584,7 +595,7 @@ func (c *providerConfig) resolveBatch() error {
 		resolveInt(&c.requestBytes, DefaultRequestBytes, minRequestBytes, "ZAPLENS_REQUEST_BYTES"),
 		resolveInt(&c.batchSize, DefaultBatchSize, 1, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"),
 		resolveMillis(&c.scheduleDelay, DefaultScheduleDelay, 1, "OTEL_BLRP_SCHEDULE_DELAY"),
-		resolveMillis(&c.exportTimeout, DefaultExportTimeout, 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
+		resolveMillis(&c.exportTimeout, c.exportBound(), 1, "OTEL_BLRP_EXPORT_TIMEOUT"),
 	}
 	// The SDK clamps a batch larger than the queue without a word; here,
 	// by the rule, the batch size's variable is ignored, else the queue
@@ -632,6 +643,7 @@ func (c *providerConfig) resolveLimits() error {
 	return errors.Join(
 		resolveInt(&c.attrCount, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"),
 		resolveInt(&c.attrValueLen, -1, 0, "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+		resolveBool(&c.recordUID, "ZAPLENS_RECORD_UID"),
 	)
 }
 

@@ -77,14 +77,15 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 	}
 	x := &otlpExporter{endpoint: t.display, p: p}
 	client, err := transport.New(transport.Config{
-		Protocol:  t.protocol,
-		Endpoint:  t.Endpoint,
-		TLS:       c.tlsConfig.value,
-		Headers:   c.headers.value,
-		Gzip:      c.compression.value == "gzip",
-		Timeout:   c.otlpTimeout.value,
-		UserAgent: "zaplens/" + Version,
-		OnRetry:   x.warnRetry,
+		Protocol:     t.protocol,
+		Endpoint:     t.Endpoint,
+		TLS:          c.tlsConfig.value,
+		Headers:      c.headers.value,
+		Gzip:         c.compression.value == "gzip",
+		Timeout:      c.otlpTimeout.value,
+		RetryElapsed: c.retryElapsed.value,
+		UserAgent:    "zaplens/" + Version,
+		OnRetry:      x.warnRetry,
 	})
 	if err != nil {
 		return exporter{}, err
@@ -94,6 +95,9 @@ func newOTLPExporter(c *providerConfig, p *LoggerProvider) (exporter, error) {
 }
 
 func (x *otlpExporter) export(ctx context.Context, body []byte, n int, final bool) (int, error) {
+	// Retrying costs nothing until the queue needs room: then these, the
+	// oldest records, give way.
+	ctx = transport.WithGiveWay(ctx, x.p.pipe.Full())
 	if final {
 		return x.send(ctx, body, n, transport.Final)
 	}

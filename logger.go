@@ -125,6 +125,7 @@ func (l *logger) enqueue(e *attrEncoder, rec *otlpwire.Record, attrs []attribute
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
 	}
+	l.p.setUID(rec)
 	if l.name != "" {
 		attrs = append(attrs, stringAttr(keyScopeName, l.name))
 	}

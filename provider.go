@@ -36,6 +36,7 @@ type LoggerProvider struct {
 	spool    *spool.Spool   // nil without WithSpool
 	spoolErr error          // why the spool stepped aside at start
 	shipper  *spool.Shipper // sends what ended processes left in the spool
+	uids     *recordUIDs    // log.record.uid's; nil without WithRecordUID
 
 	mu            sync.Mutex
 	loggers       map[loggerKey]*logger
@@ -142,6 +143,9 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 	}
 	if !c.attrCount.set {
 		p.limits.AttributeCount = otlpwire.DefaultLimits.AttributeCount
+	}
+	if c.recordUID.value {
+		p.uids = newRecordUIDs()
 	}
 	p.reporter = newReporter(p, c)
 	exp, err := newExporter(c, p)

@@ -34,10 +34,19 @@ const (
 	// DefaultScheduleDelay is the longest a record waits for a batch that
 	// does not fill.
 	DefaultScheduleDelay = time.Second
-	// DefaultExportTimeout bounds one export by the batch processor.
+	// DefaultExportTimeout bounds one export by the batch processor, the
+	// spec's figure, for the console exporter. An OTLP export is bounded by
+	// default by its retries' bound and one attempt's:
+	// [DefaultRetryMaxElapsed] + [DefaultOTLPTimeout].
 	DefaultExportTimeout = 30 * time.Second
-	// DefaultOTLPTimeout bounds one OTLP export, retries included.
+	// DefaultOTLPTimeout bounds one attempt of an OTLP export: a request
+	// and its answer.
 	DefaultOTLPTimeout = 10 * time.Second
+	// DefaultRetryMaxElapsed bounds how long a batch is retried, while the
+	// queue has room: no attempt starts later than this after the first.
+	// Twice the SDK's minute, so that a collector down for a minute and
+	// the backoff's last wait fit in it: a quiet process loses nothing.
+	DefaultRetryMaxElapsed = 2 * time.Minute
 	// DefaultShutdownTimeout bounds Shutdown and ForceFlush when their
 	// context has no deadline: with the collector down, an unbounded
 	// Shutdown would wait out the OTLP timeout once per batch in the queue.
@@ -92,6 +101,7 @@ type providerConfig struct {
 	tlsConfig     setting[*tls.Config]
 	compression   setting[string]
 	otlpTimeout   setting[time.Duration]
+	retryElapsed  setting[time.Duration]
 	protocol      setting[string]
 	queueSize     setting[int] // records; bounds the queue only when set
 	queueBytes    setting[int]
@@ -101,6 +111,7 @@ type providerConfig struct {
 	exportTimeout setting[time.Duration]
 	attrCount     setting[int]
 	attrValueLen  setting[int]
+	recordUID     setting[bool]
 	warnings      []string // told once through the loss writer at start
 	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
 	// resource: its value could not be read.
@@ -163,11 +174,24 @@ func WithCompression(name string) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.compression.by("WithCompression", name) })
 }
 
-// WithOTLPTimeout bounds one OTLP export, retries included, overriding
-// OTEL_EXPORTER_OTLP_LOGS_TIMEOUT and OTEL_EXPORTER_OTLP_TIMEOUT; the default
-// is [DefaultOTLPTimeout].
+// WithOTLPTimeout bounds each attempt of an OTLP export, a request and its
+// answer, overriding OTEL_EXPORTER_OTLP_LOGS_TIMEOUT and
+// OTEL_EXPORTER_OTLP_TIMEOUT; the default is [DefaultOTLPTimeout]. Retries
+// are bounded by [WithRetryMaxElapsed].
 func WithOTLPTimeout(d time.Duration) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.otlpTimeout.by("WithOTLPTimeout", d) })
+}
+
+// WithRetryMaxElapsed bounds how long a batch that failed for a reason a
+// retry may cure (the collector down, unavailable, slow) is retried, with
+// the OTLP spec's backoff: no attempt starts later than d after the first.
+// It overrides ZAPLENS_RETRY_MAX_ELAPSED; the default is
+// [DefaultRetryMaxElapsed]. A batch stops retrying sooner when the queue
+// behind it is full: it gives way, its records counted as failed, so that
+// newer ones are kept. A flush or Shutdown makes a retrying batch try at
+// once, and fail at once if nothing listens.
+func WithRetryMaxElapsed(d time.Duration) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.retryElapsed.by("WithRetryMaxElapsed", d) })
 }
 
 // WithProtocol chooses the OTLP transport, "grpc" (the default) or
@@ -214,8 +238,11 @@ func WithScheduleDelay(d time.Duration) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.scheduleDelay.by("WithScheduleDelay", d) })
 }
 
-// WithExportTimeout bounds one export by the batch processor, overriding
-// OTEL_BLRP_EXPORT_TIMEOUT; the default is [DefaultExportTimeout].
+// WithExportTimeout bounds one export by the batch processor, retries
+// included, overriding OTEL_BLRP_EXPORT_TIMEOUT. The default for OTLP is
+// the retry bound plus one attempt ([WithRetryMaxElapsed] +
+// [WithOTLPTimeout]), so that it cuts no retry short; for the console
+// exporter it is [DefaultExportTimeout].
 func WithExportTimeout(d time.Duration) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.exportTimeout.by("WithExportTimeout", d) })
 }
@@ -303,6 +330,16 @@ func WithRedactKeys(keys ...string) ProviderOption {
 // OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT; the SDK's default is 128.
 func WithAttributeCountLimit(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.attrCount.by("WithAttributeCountLimit", n) })
+}
+
+// WithRecordUID adds to every record the semantic conventions' attribute
+// log.record.uid, an id unique to the record (a ULID), overriding
+// ZAPLENS_RECORD_UID. A record sent twice keeps its id, so a backend or
+// the Collector can drop the copy: the at most one request a SIGKILL makes
+// the spool send again. It is off by default: it adds 44 bytes to each
+// record on the wire and in the queue (docs/delivery.md has its cost).
+func WithRecordUID(on bool) ProviderOption {
+	return providerOptionFunc(func(c *providerConfig) { c.recordUID.by("WithRecordUID", on) })
 }
 
 // WithAttributeValueLengthLimit sets the longest string attribute value a

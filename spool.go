@@ -25,8 +25,8 @@ const minSpoolBytes = 2 * spool.DefaultSegmentBytes
 // overriding ZAPLENS_SPOOL_DIR; "" turns the spool off, as it is by
 // default. A process that dies with records unsent, SIGKILL included,
 // leaves them there, and the next provider on dir sends them, with the
-// resource and timestamps they were logged with. See the README's
-// "Crash-safe spool".
+// resource and timestamps they were logged with. docs/spool.md has how,
+// and what it costs.
 func WithSpool(dir string) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.spool.dir.by("WithSpool", dir) })
 }

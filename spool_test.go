@@ -640,7 +640,7 @@ func TestShipSpool(t *testing.T) {
 	dead.Kill()
 
 	ctx := context.Background()
-	st, err := ShipSpool(ctx, dir, WithEndpoint("http://"+addr), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))
+	st, err := ShipSpool(ctx, dir, WithEndpoint("http://"+addr), WithOTLPTimeout(200*time.Millisecond), WithRetryMaxElapsed(200*time.Millisecond), WithLossWriter(nil))
 	if err == nil || st.Left != 3000 {
 		t.Errorf("with the collector down: %v, %+v", err, st)
 	}

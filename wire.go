@@ -90,6 +90,7 @@ func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent 
 		// scope past the bound, whose name the general way adds.
 		return false
 	}
+	l.p.setUID(rec)
 	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, l.direct)
 	e.keepRecord(b)
 	if !ok || len(b) > l.maxRecord {

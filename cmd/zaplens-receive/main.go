@@ -79,9 +79,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	lastResource := ""
 	r := &otlpview.Receiver{
-		Keep:  *keep,
-		OnLog: func(l otlpview.Log) { fmt.Fprintln(stdout, l.Line()) },
+		Keep: *keep,
+		OnLog: func(l otlpview.Log) {
+			// The resource above the lines it sent, when it changes: the
+			// ranks of a job share a service.name, not a resource.
+			if res := l.ResourceLine(); res != lastResource {
+				fmt.Fprintln(stdout, res)
+				lastResource = res
+			}
+			fmt.Fprintln(stdout, l.Line())
+		},
 	}
 	srv, err := otlpview.Listen(r, *grpcAddr, *httpAddr)
 	if err != nil {

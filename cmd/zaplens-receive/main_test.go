@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"go.opentelemetry.io/otel/attribute"
 	"net"
 	"os"
 	"os/exec"
@@ -55,7 +56,8 @@ func TestReceive(t *testing.T) {
 		{"http", []zaplens.ProviderOption{zaplens.WithProtocol("http/protobuf"), zaplens.WithEndpoint("http://" + httpAddr)}},
 		{"http-gzip", []zaplens.ProviderOption{zaplens.WithProtocol("http/protobuf"), zaplens.WithEndpoint("http://" + httpAddr), zaplens.WithCompression("gzip")}},
 	} {
-		provider, err := zaplens.NewLoggerProvider(ctx, append(c.opts, zaplens.WithServiceName("receive-test"))...)
+		provider, err := zaplens.NewLoggerProvider(ctx, append(c.opts, zaplens.WithServiceName("receive-test"),
+			zaplens.WithResourceAttributes(attribute.String("transport", c.name)))...)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -84,6 +86,17 @@ func TestReceive(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"grpc", "http", "http-gzip"} {
+		// Above each provider's lines, its resource: processes of one
+		// service told apart.
+		res := ""
+		for l := range strings.SplitSeq(p.stdout(), "\n") {
+			if strings.HasPrefix(l, "resource {") {
+				res = l
+			}
+			if strings.Contains(l, "handled over "+name+" ") && !strings.Contains(res, " transport="+name+"}") {
+				t.Errorf("line %q under %q, want its resource, with transport=%s", l, res, name)
+			}
+		}
 		line := p.waitLine(t, "no span over "+name)
 		if !strings.Contains(line, " WARN  svc."+name) || !strings.HasSuffix(line, "{ratio=0.1}") || strings.Contains(line, "trace=") {
 			t.Errorf("line of a record without a span: %s", line)

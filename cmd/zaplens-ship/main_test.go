@@ -93,9 +93,9 @@ func TestShipKilledWritersSpool(t *testing.T) {
 	w.Process.Kill()
 	w.Wait()
 
-	ship := func() (string, int) {
+	ship := func(env ...string) (string, int) {
 		cmd := exec.Command(os.Args[0], "-timeout", "20s", dir)
-		cmd.Env = environ("ZAPLENS_SHIP_TEST=command", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr, "OTEL_EXPORTER_OTLP_TIMEOUT=300")
+		cmd.Env = environ(append(env, "ZAPLENS_SHIP_TEST=command", "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+addr)...)
 		b, err := cmd.CombinedOutput()
 		code := 0
 		if e, ok := err.(*exec.ExitError); ok {
@@ -105,7 +105,7 @@ func TestShipKilledWritersSpool(t *testing.T) {
 		}
 		return string(b), code
 	}
-	got, code := ship()
+	got, code := ship("OTEL_EXPORTER_OTLP_TIMEOUT=300", "ZAPLENS_RETRY_MAX_ELAPSED=300") // a down collector fails fast
 	if code != 1 || !strings.Contains(got, strconv.Itoa(n)+" left in the spool") {
 		t.Errorf("collector down: exit %d, output:\n%s", code, got)
 	}

@@ -47,6 +47,19 @@ func (l Log) Line() string {
 	return b.String()
 }
 
+// ResourceLine is the record's resource on one line, as a receiver prints
+// it above the records of a resource other than the last one's, so that
+// processes of one service (the ranks of a job) can be told apart:
+//
+//	resource {service.name=trainer rank=1 host.name=gpu7 process.pid=4242}
+func (l Log) ResourceLine() string {
+	parts := make([]string, 0, len(l.Resource))
+	for _, kv := range l.Resource {
+		parts = append(parts, lineAttr(kv))
+	}
+	return "resource {" + strings.Join(parts, " ") + "}"
+}
+
 // hasID reports whether a hex id is set: not empty, not all zeros.
 func hasID(id string) bool { return strings.Trim(id, "0") != "" }
 

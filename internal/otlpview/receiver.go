@@ -35,6 +35,8 @@ type Log struct {
 	Body *commonpb.AnyValue
 	// Attributes are the record's attributes, in record order.
 	Attributes []*commonpb.KeyValue
+	// Resource is the attributes of the record's resource, in their order.
+	Resource []*commonpb.KeyValue
 }
 
 // Span is one span as received.
@@ -120,6 +122,7 @@ func (r *Receiver) ExportLogs(req *collogspb.ExportLogsServiceRequest) {
 					Severity:   lr.GetSeverityText(),
 					Body:       lr.GetBody(),
 					Attributes: lr.GetAttributes(),
+					Resource:   rl.GetResource().GetAttributes(),
 				}
 				if l.Severity == "" {
 					l.Severity = severityName(int32(lr.GetSeverityNumber()))

@@ -39,6 +39,10 @@ type Record struct {
 	// Dropped is how many attributes were dropped before these; the limit
 	// adds what it drops.
 	Dropped int
+	// UID, when not zero, is sent as the log.record.uid attribute, after
+	// the others and outside the count limit: the record's identity, not
+	// its content.
+	UID UID
 }
 
 // AppendRecord appends the content of a LogRecord message (no tag, no
@@ -91,6 +95,9 @@ func AppendHead(b []byte, r *Record, lim *Limits) []byte {
 // AppendTail appends what of r comes after its attributes: the count of
 // attributes dropped, the trace flags and the trace and span ids.
 func AppendTail(b []byte, r *Record, dropped int) []byte {
+	if r.UID != (UID{}) {
+		b = appendUID(b, r.UID)
+	}
 	b = appendVarintField(b, recDropped, uint64(clampUint32(dropped)))
 	if r.Flags != 0 {
 		b = appendTag(b, recFlags, protowire.Fixed32Type)

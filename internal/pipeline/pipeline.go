@@ -53,6 +53,7 @@ type Pipeline struct {
 	room     signal        // wakes producers waiting for room
 	progress signal        // wakes flushes waiting for their mark
 	urgent   signal        // tells an export in flight that a flush waits
+	full     signal        // tells an export waiting to retry that the queue needs its room
 	stop     chan struct{}
 	done     chan struct{}
 	cancel   context.CancelFunc // ends an export in flight at shutdown
@@ -98,6 +99,11 @@ func (p *Pipeline) MaxRecordBytes() int { return p.maxRecord }
 func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	p.mu.Lock()
 	ok := p.admit(len(rec))
+	if !ok && !p.stopped {
+		// The export waiting to retry holds the oldest records: they give
+		// way, so that this one and those after it find room.
+		p.full.broadcast()
+	}
 	if !ok && p.cfg.BlockOnFull > 0 && !p.stopped {
 		p.mu.Unlock()
 		ok = p.waitForRoom(len(rec))
@@ -212,6 +218,12 @@ func (p *Pipeline) LastFailure() (time.Time, error) {
 // waiting: an export that was retrying should then give way to the flush's
 // own attempt.
 func (p *Pipeline) Urgent() <-chan struct{} { return p.urgent.channel() }
+
+// Full returns a channel that closes when the queue next turns a record
+// away for want of room: an export that is waiting to retry should then
+// give up, its records the oldest, so that the exporter takes newer ones
+// and the queue has room again. Take it when an export starts.
+func (p *Pipeline) Full() <-chan struct{} { return p.full.channel() }
 
 // Flush exports every record accepted before the call, and waits for that
 // until ctx is done. An endpoint that refuses connections is tried once per

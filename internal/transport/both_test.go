@@ -261,7 +261,7 @@ func TestTLSMismatch(t *testing.T) {
 			t.Run(tt.name+"/"+mode.String(), func(t *testing.T) {
 				eachTransport(t, func(t *testing.T, tc transportCase) {
 					cfg := tt.endpoint(t, tc)
-					cfg.Timeout = time.Second
+					cfg.Timeout, cfg.RetryElapsed = time.Second, time.Second
 					c := newClient(t, cfg)
 					_, body := testRequest(t, 2)
 					r, took := export(c, body, 2, mode)
@@ -319,7 +319,7 @@ func TestFinalRefusedFailsAtOnce(t *testing.T) {
 func TestNormalRefusedRetriesUntilTheTimeout(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tc transportCase) {
 		cfg, _ := tc.refused(t)
-		cfg.Timeout = 2 * time.Second
+		cfg.Timeout, cfg.RetryElapsed = 2*time.Second, 2*time.Second
 		c := newClient(t, cfg)
 		_, body := testRequest(t, 4)
 		r, took := export(c, body, 4, Normal)
@@ -348,7 +348,7 @@ func TestSlowCollectorTimesOut(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eachTransport(t, func(t *testing.T, tc transportCase) {
 				s := tc.serve(t, loopback(t), answers(reply{kind: hang}))
-				s.cfg.Timeout = tt.timeout
+				s.cfg.Timeout, s.cfg.RetryElapsed = tt.timeout, tt.timeout
 				c := newClient(t, s.cfg)
 				_, body := testRequest(t, 5)
 				ctx := context.Background()
@@ -430,7 +430,7 @@ func TestRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			eachTransport(t, func(t *testing.T, tc transportCase) {
 				s := tc.serve(t, loopback(t), answers(tt.replies...))
-				s.cfg.Timeout = tt.timeout
+				s.cfg.Timeout, s.cfg.RetryElapsed = tt.timeout, tt.timeout
 				c := newClient(t, s.cfg)
 				req, body := testRequest(t, 4)
 				r, took := export(c, body, 4, tt.mode)
@@ -487,7 +487,7 @@ func TestExportAfterClose(t *testing.T) {
 func TestCloseDuringAnExport(t *testing.T) {
 	eachTransport(t, func(t *testing.T, tc transportCase) {
 		s := tc.serve(t, loopback(t), answers(reply{kind: hang}))
-		s.cfg.Timeout = time.Second
+		s.cfg.Timeout, s.cfg.RetryElapsed = time.Second, time.Second
 		c, err := New(s.cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -19,9 +19,15 @@ const (
 	HTTPProtobuf Protocol = "http/protobuf"
 )
 
-// DefaultTimeout bounds one Export call, retries included, when
-// [Config.Timeout] is zero.
+// DefaultTimeout bounds one attempt of an Export when [Config.Timeout] is
+// zero.
 const DefaultTimeout = 10 * time.Second
+
+// DefaultRetryElapsed bounds the retries of one Export when
+// [Config.RetryElapsed] is zero: twice the OTel SDK's one minute
+// (RetryConfig.MaxElapsedTime), so that a collector down for a minute,
+// restarted, and the backoff's last wait still fit in it.
+const DefaultRetryElapsed = 2 * time.Minute
 
 // Config says where and how a [Client] sends.
 type Config struct {
@@ -40,9 +46,13 @@ type Config struct {
 	Headers map[string]string
 	// Gzip compresses the requests.
 	Gzip bool
-	// Timeout bounds one Export call, retries included; zero means
-	// DefaultTimeout.
+	// Timeout bounds one attempt, a request and its answer, as the OTLP
+	// spec's OTEL_EXPORTER_OTLP_TIMEOUT reads; zero means DefaultTimeout.
 	Timeout time.Duration
+	// RetryElapsed bounds the retries of one Export: no attempt starts
+	// later than this after the first, so an Export takes at most
+	// RetryElapsed and one Timeout. Zero means DefaultRetryElapsed.
+	RetryElapsed time.Duration
 	// OnRetry, when set, is called after each failed attempt that will be
 	// retried, with its cause and its error (sanitized), so that a caller
 	// can warn before every retry has run out. It must not block.
@@ -56,9 +66,9 @@ type Config struct {
 type Mode int
 
 const (
-	// Normal retries retryable failures within the timeout, a refused
+	// Normal retries retryable failures within the retry bound, a refused
 	// connection included: a collector that restarts within it loses
-	// nothing.
+	// nothing. A context from WithGiveWay ends the retries sooner.
 	Normal Mode = iota
 	// Final is for flush and shutdown: when the endpoint refuses connections
 	// (connection refused, no route, DNS failure), Export fails at once
@@ -83,7 +93,7 @@ func (m Mode) String() string {
 type Client interface {
 	// Export sends body, a serialized ExportLogsServiceRequest holding n log
 	// records. It returns within the sooner of ctx's deadline and the
-	// configured timeout, and keeps no reference to body once it returns,
+	// retry bound plus one attempt's timeout, and keeps no reference to body once it returns,
 	// so the caller may reuse it.
 	Export(ctx context.Context, body []byte, n int, mode Mode) Result
 	// Close releases connections; it returns by ctx's deadline. Exports
@@ -100,11 +110,14 @@ func New(cfg Config) (Client, error) {
 	if cfg.Endpoint.Host == "" {
 		return nil, errors.New("no endpoint")
 	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("negative timeout %v", cfg.Timeout)
+	if cfg.Timeout < 0 || cfg.RetryElapsed < 0 {
+		return nil, fmt.Errorf("negative timeout %v or retry bound %v", cfg.Timeout, cfg.RetryElapsed)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.RetryElapsed == 0 {
+		cfg.RetryElapsed = DefaultRetryElapsed
 	}
 	switch cfg.Protocol {
 	case GRPC:

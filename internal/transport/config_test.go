@@ -56,7 +56,7 @@ func TestDefaultTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	if got := c.(*grpcClient).timeout; got != DefaultTimeout {
+	if got := c.(*grpcClient).bounds; got != (bounds{DefaultTimeout, DefaultRetryElapsed}) {
 		t.Errorf("timeout %v", got)
 	}
 	h, err := New(Config{Protocol: HTTPProtobuf, Endpoint: endpointOf("http://127.0.0.1:1/v1/logs", HTTPProtobuf), Timeout: time.Second})
@@ -64,7 +64,7 @@ func TestDefaultTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close(context.Background())
-	if got := h.(*httpClient).timeout; got != time.Second {
+	if got := h.(*httpClient).bounds; got != (bounds{time.Second, DefaultRetryElapsed}) {
 		t.Errorf("timeout %v", got)
 	}
 }

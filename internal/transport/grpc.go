@@ -46,7 +46,7 @@ var grpcConnectParams = grpc.ConnectParams{
 type grpcClient struct {
 	conn     *grpc.ClientConn
 	endpoint string // sanitized, for errors
-	timeout  time.Duration
+	bounds   bounds
 	dialAddr string // host:port, for the dialer
 	onRetry  func(Cause, error)
 	insecure bool // plaintext
@@ -81,7 +81,7 @@ func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
 	c := &grpcClient{
 		conn:     conn,
 		endpoint: Sanitize(e.HostPort(), secrets),
-		timeout:  cfg.Timeout,
+		bounds:   bounds{attempt: cfg.Timeout, elapsed: cfg.RetryElapsed},
 		onRetry:  cfg.OnRetry,
 		dialAddr: e.dialAddr(),
 		insecure: !e.TLS,
@@ -113,7 +113,7 @@ func (c *grpcClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 		}
 		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
-	return run(ctx, c.timeout, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
+	return run(ctx, c.bounds, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
 		var (
 			resp collogspb.ExportLogsServiceResponse
 			p    peer.Peer

@@ -256,7 +256,7 @@ func TestGRPCPartialSuccess(t *testing.T) {
 func TestGRPCUnknownHostIsRefused(t *testing.T) {
 	t.Parallel()
 	cfg := grpcConfig("collector.invalid:4317")
-	cfg.Timeout = 3 * time.Second
+	cfg.Timeout, cfg.RetryElapsed = 3*time.Second, 3*time.Second
 	c := newClient(t, cfg)
 	_, body := testRequest(t, 2)
 	r, took := export(c, body, 2, Final)
@@ -282,7 +282,7 @@ func TestGRPCFindsARestartedCollector(t *testing.T) {
 	addr := l.Addr().String()
 	srv := col.serve(t, l)
 	cfg := grpcConfig(addr)
-	cfg.Timeout = 8 * time.Second
+	cfg.Timeout, cfg.RetryElapsed = 8*time.Second, 8*time.Second
 	c := newClient(t, cfg)
 	_, body := testRequest(t, 2)
 	if r, _ := export(c, body, 2, Normal); r.Cause != Delivered {

@@ -39,7 +39,7 @@ type httpClient struct {
 	header    http.Header
 	gzip      bool
 	plaintext bool
-	timeout   time.Duration
+	bounds    bounds
 	onRetry   func(Cause, error)
 	secrets   []string
 	closed    atomic.Bool
@@ -72,7 +72,7 @@ func newHTTP(cfg Config, secrets []string) *httpClient {
 		header:    make(http.Header, len(cfg.Headers)+3),
 		gzip:      cfg.Gzip,
 		plaintext: !e.TLS,
-		timeout:   cfg.Timeout,
+		bounds:    bounds{attempt: cfg.Timeout, elapsed: cfg.RetryElapsed},
 		onRetry:   cfg.OnRetry,
 		secrets:   secrets,
 	}
@@ -107,7 +107,7 @@ func (c *httpClient) Export(ctx context.Context, body []byte, n int, mode Mode) 
 	// return keeps the caller's buffer out of its reach.
 	owner := &bodyOwner{data: payload}
 	defer owner.detach()
-	return run(ctx, c.timeout, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
+	return run(ctx, c.bounds, n, mode, &c.closed, c.onRetry, func(ctx context.Context) attempt {
 		return c.send(ctx, owner, n)
 	})
 }
@@ -248,7 +248,9 @@ func (c *httpClient) classifyErr(err error) attempt {
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		return attempt{cause: Timeout, err: errorf(context.DeadlineExceeded, "http export to %s: no answer in time: %s", c.endpoint, detail)}
+		// The attempt's own bound: a later one may be answered, as a
+		// gRPC DeadlineExceeded is retried.
+		return attempt{cause: Timeout, retryable: true, err: errorf(context.DeadlineExceeded, "http export to %s: no answer in time: %s", c.endpoint, detail)}
 	case errors.Is(err, context.Canceled):
 		return attempt{cause: Other, err: errorf(context.Canceled, "http export to %s: canceled: %s", c.endpoint, detail)}
 	}

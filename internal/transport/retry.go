@@ -12,7 +12,7 @@ import (
 )
 
 // Retry backoff, as the OTLP exporter spec suggests: exponential with
-// jitter, within the bound of one Export.
+// jitter, within the retry bound of one Export.
 const (
 	backoffInitial    = 500 * time.Millisecond
 	backoffMax        = 5 * time.Second
@@ -31,21 +31,28 @@ type attempt struct {
 	status    string        // the answer's status, for Result.Status
 }
 
-// run calls try until it delivers, fails for good, or the time runs out:
-// the sooner of ctx's deadline and timeout. In Final mode a refused
+// bounds are how long an Export may take: each attempt, and the retries
+// of the whole, no attempt starting later than elapsed after the first.
+type bounds struct{ attempt, elapsed time.Duration }
+
+// run calls try until it delivers, fails for good, gives way, or the time
+// runs out: each attempt within b.attempt; no retry once b.elapsed has
+// passed since the first, or past ctx's deadline. In Final mode a refused
 // connection ends it at once.
 // onRetry, when set, hears of each failed attempt that will be retried.
-func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *atomic.Bool, onRetry func(Cause, error), try func(context.Context) attempt) Result {
-	urgent := urgentFrom(ctx)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+func run(ctx context.Context, b bounds, n int, mode Mode, closed *atomic.Bool, onRetry func(Cause, error), try func(context.Context) attempt) Result {
+	urgent, giveWay := urgentFrom(ctx), giveWayFrom(ctx)
+	deadline := time.Now().Add(b.elapsed)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	attempts, againUsed := 0, false
 	var doubt attempt // a failure no retry would cure, tried once more at once: told if the time runs out on that retry, forgotten after it
 	for {
 		if closed.Load() {
 			return closedResult(n, attempts)
 		}
-		a := try(ctx)
+		a, cut := tryWithin(ctx, b.attempt, try)
 		attempts++
 		if a.err == nil || a.cause == PartialSuccess {
 			return Result{Rejected: a.rejected, Err: a.err, Cause: a.cause, Attempts: attempts, Status: a.status}
@@ -59,6 +66,12 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 			}
 			return failed(n, attempts, ctxAttempt(a, err))
 		}
+		if cut { // the attempt's own bound ran out; a later one may be answered
+			if doubt.err != nil {
+				return failed(n, attempts, doubt)
+			}
+			a = ctxAttempt(a, context.DeadlineExceeded)
+		}
 		doubt = attempt{} // the retry at once came back in time: it speaks for itself
 		if a.again && !againUsed {
 			againUsed = true
@@ -71,7 +84,7 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 			return failed(n, attempts, a)
 		}
 		wait := max(backoffDelay(attempts-1), a.throttle)
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
+		if time.Until(deadline) < wait {
 			a.err = errorf(errors.Unwrap(a.err), "%v (no retry: the next one, in %v, would pass the deadline)", a.err, wait.Round(time.Millisecond))
 			return failed(n, attempts, a)
 		}
@@ -86,6 +99,10 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 			t.Stop()
 			mode, urgent = Final, nil
 			continue
+		case <-giveWay:
+			t.Stop()
+			a.err = errorf(errors.Unwrap(a.err), "%v (no retry: gave way to newer records, the queue was full)", a.err)
+			return failed(n, attempts, a)
 		case <-ctx.Done():
 			t.Stop()
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -95,6 +112,15 @@ func run(ctx context.Context, timeout time.Duration, n int, mode Mode, closed *a
 		case <-t.C:
 		}
 	}
+}
+
+// tryWithin makes one attempt within timeout; cut says the timeout ran
+// out (or ctx ended) before it came back.
+func tryWithin(ctx context.Context, timeout time.Duration, try func(context.Context) attempt) (a attempt, cut bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	a = try(ctx)
+	return a, ctx.Err() != nil
 }
 
 type urgentKey struct{}
@@ -109,6 +135,22 @@ func WithUrgent(ctx context.Context, urgent <-chan struct{}) context.Context {
 
 func urgentFrom(ctx context.Context) <-chan struct{} {
 	ch, _ := ctx.Value(urgentKey{}).(<-chan struct{})
+	return ch
+}
+
+type giveWayKey struct{}
+
+// WithGiveWay returns ctx carrying a channel that closes when the queue
+// behind the export needs its room: an export waiting to retry then fails
+// at once, its records the oldest, instead of newer ones being dropped.
+// Retrying costs nothing until then. An attempt in flight is never cut
+// short.
+func WithGiveWay(ctx context.Context, giveWay <-chan struct{}) context.Context {
+	return context.WithValue(ctx, giveWayKey{}, giveWay)
+}
+
+func giveWayFrom(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(giveWayKey{}).(<-chan struct{})
 	return ch
 }
 

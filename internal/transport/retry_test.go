@@ -123,7 +123,7 @@ func TestRun(t *testing.T) {
 			var calls atomic.Int32
 			var closed atomic.Bool
 			start := time.Now()
-			r := run(context.Background(), tt.timeout, 5, tt.mode, &closed, nil, script(&calls, tt.as...))
+			r := run(context.Background(), both(tt.timeout), 5, tt.mode, &closed, nil, script(&calls, tt.as...))
 			within(t, "run", time.Since(start), tt.maxTook)
 			if r.Cause != tt.cause || r.Rejected != tt.rejected || r.Attempts != tt.attempts {
 				t.Errorf("result %+v, want cause %v, rejected %d, %d attempts", r, tt.cause, tt.rejected, tt.attempts)
@@ -142,12 +142,12 @@ func TestRunContext(t *testing.T) {
 	// Cancelled while waiting to retry.
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	var calls atomic.Int32
-	r := run(ctx, 10*time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}))
+	r := run(ctx, both(10*time.Second), 3, Normal, &closed, nil, script(&calls, attempt{cause: Unavailable, retryable: true, err: errorf(nil, "busy")}))
 	if r.Cause != Other || !errors.Is(r.Err, context.Canceled) || r.Rejected != 3 {
 		t.Errorf("canceled: %+v", r)
 	}
 	// An attempt cut by the deadline is a Timeout.
-	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
+	r = run(context.Background(), both(100*time.Millisecond), 3, Normal, &closed, nil, func(ctx context.Context) attempt {
 		<-ctx.Done()
 		return attempt{cause: Unavailable, retryable: true, err: errorf(nil, "cut")}
 	})
@@ -155,7 +155,7 @@ func TestRunContext(t *testing.T) {
 		t.Errorf("deadline: %+v", r)
 	}
 	// ... unless it knew better.
-	r = run(context.Background(), 100*time.Millisecond, 3, Normal, &closed, nil, func(ctx context.Context) attempt {
+	r = run(context.Background(), both(100*time.Millisecond), 3, Normal, &closed, nil, func(ctx context.Context) attempt {
 		<-ctx.Done()
 		return attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}
 	})
@@ -164,7 +164,7 @@ func TestRunContext(t *testing.T) {
 	}
 	// A closed client stops the loop.
 	closed.Store(true)
-	r = run(context.Background(), time.Second, 3, Normal, &closed, nil, script(&calls, attempt{cause: Delivered}))
+	r = run(context.Background(), both(time.Second), 3, Normal, &closed, nil, script(&calls, attempt{cause: Delivered}))
 	if !errors.Is(r.Err, ErrClosed) || r.Attempts != 0 || r.Rejected != 3 {
 		t.Errorf("closed: %+v", r)
 	}
@@ -176,7 +176,7 @@ func TestOnRetryHearsEachRetriedAttempt(t *testing.T) {
 	var closed atomic.Bool
 	var calls atomic.Int32
 	var heard []Cause
-	r := run(context.Background(), 10*time.Second, 3, Normal, &closed, func(c Cause, err error) {
+	r := run(context.Background(), both(10*time.Second), 3, Normal, &closed, func(c Cause, err error) {
 		if err == nil {
 			t.Error("OnRetry without an error")
 		}
@@ -198,7 +198,7 @@ func TestUrgentEndsTheWaitOnly(t *testing.T) {
 	urgent := make(chan struct{})
 	time.AfterFunc(50*time.Millisecond, func() { close(urgent) })
 	start := time.Now()
-	r := run(WithUrgent(context.Background(), urgent), 10*time.Second, 3, Normal, &closed, nil, script(&calls,
+	r := run(WithUrgent(context.Background(), urgent), both(10*time.Second), 3, Normal, &closed, nil, script(&calls,
 		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
 		attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")},
 		attempt{cause: Delivered}))
@@ -218,7 +218,7 @@ func TestBrokenConnectionRetriedAtOnce(t *testing.T) {
 	var calls atomic.Int32
 	var retries atomic.Int32
 	start := time.Now()
-	r := run(context.Background(), 5*time.Second, 10, Normal, new(atomic.Bool),
+	r := run(context.Background(), both(5*time.Second), 10, Normal, new(atomic.Bool),
 		func(Cause, error) { retries.Add(1) }, script(&calls, broken, mismatch))
 	if took := time.Since(start); r.Cause != ProtocolMismatch || r.Attempts != 2 || took > 100*time.Millisecond || retries.Load() != 0 {
 		t.Errorf("broken then mismatch: %+v in %v, %d retries heard", r, took, retries.Load())
@@ -226,7 +226,7 @@ func TestBrokenConnectionRetriedAtOnce(t *testing.T) {
 
 	calls.Store(0)
 	start = time.Now()
-	r = run(context.Background(), 5*time.Second, 10, Normal, new(atomic.Bool), nil,
+	r = run(context.Background(), both(5*time.Second), 10, Normal, new(atomic.Bool), nil,
 		script(&calls, broken, broken, attempt{}))
 	if took := time.Since(start); r.Err != nil || r.Attempts != 3 || took < backoffInitial*8/10 {
 		t.Errorf("broken twice: %+v in %v, want the second retry after the backoff", r, took)
@@ -284,7 +284,7 @@ func TestDoubtfulFailureRetriedOnceAtOnce(t *testing.T) {
 			t.Parallel()
 			var calls, retries atomic.Int32
 			start := time.Now()
-			r := run(context.Background(), time.Second, 4, tt.mode, new(atomic.Bool), func(Cause, error) { retries.Add(1) }, steps(&calls, tt.as...))
+			r := run(context.Background(), both(time.Second), 4, tt.mode, new(atomic.Bool), func(Cause, error) { retries.Add(1) }, steps(&calls, tt.as...))
 			took := time.Since(start)
 			if r.Cause != tt.cause || r.Attempts != tt.attempts {
 				t.Errorf("result %+v, want cause %v after %d attempts", r, tt.cause, tt.attempts)
@@ -311,8 +311,62 @@ func TestDoubtEndsWithItsRetry(t *testing.T) {
 	t.Parallel()
 	refused := attempt{cause: Refused, retryable: true, err: errors.New("connection refused")}
 	var calls atomic.Int32
-	r := run(context.Background(), 3*time.Second, 4, Normal, new(atomic.Bool), nil, steps(&calls, append(tries(cutPreface(), refused), timedOut)...))
+	r := run(context.Background(), both(3*time.Second), 4, Normal, new(atomic.Bool), nil, steps(&calls, append(tries(cutPreface(), refused), timedOut)...))
 	if r.Cause != Timeout || r.Attempts != 3 {
 		t.Errorf("result %+v (%v), want a timeout after 3 attempts", r, r.Err)
+	}
+}
+
+// both bounds each attempt and the retries by d, as one bound did.
+func both(d time.Duration) bounds { return bounds{attempt: d, elapsed: d} }
+
+// The timeout bounds each attempt, not the retries: a collector that does
+// not answer in time is tried again, within the retry bound, and a later
+// answer delivers.
+func TestEachAttemptHasItsOwnBound(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	start := time.Now()
+	r := run(context.Background(), bounds{attempt: 100 * time.Millisecond, elapsed: 5 * time.Second}, 3, Normal, new(atomic.Bool), nil,
+		steps(&calls, timedOut, timedOut, tries(attempt{})[0]))
+	if r.Err != nil || r.Attempts != 3 {
+		t.Errorf("result %+v, want delivered by the third attempt", r)
+	}
+	within(t, "run", time.Since(start), 3*time.Second)
+
+	// The retry bound ends it: no attempt starts past it.
+	calls.Store(0)
+	start = time.Now()
+	r = run(context.Background(), bounds{attempt: 100 * time.Millisecond, elapsed: 1500 * time.Millisecond}, 3, Normal, new(atomic.Bool), nil,
+		steps(&calls, timedOut))
+	if took := time.Since(start); r.Cause != Timeout || r.Attempts < 2 || took > 1700*time.Millisecond {
+		t.Errorf("result %+v after %v, want a timeout after some retries, within the retry bound", r, took)
+	}
+}
+
+// An export waiting to retry gives way at once when the queue behind it
+// needs its room, and says so; an attempt in flight is not cut.
+func TestGiveWayEndsTheRetries(t *testing.T) {
+	t.Parallel()
+	giveWay := make(chan struct{})
+	time.AfterFunc(50*time.Millisecond, func() { close(giveWay) })
+	var calls atomic.Int32
+	start := time.Now()
+	r := run(WithGiveWay(context.Background(), giveWay), both(10*time.Second), 3, Normal, new(atomic.Bool), nil,
+		script(&calls, attempt{cause: Refused, retryable: true, err: errorf(nil, "refused")}, attempt{}))
+	if took := time.Since(start); r.Cause != Refused || r.Attempts != 1 || r.Rejected != 3 || took > 400*time.Millisecond {
+		t.Errorf("result %+v after %v, want the refused attempt told at once", r, took)
+	}
+	if !strings.Contains(r.Err.Error(), "gave way") {
+		t.Errorf("error %v does not say it gave way", r.Err)
+	}
+
+	// Closed during an attempt: the attempt ends as it would.
+	calls.Store(0)
+	closed := make(chan struct{})
+	r = run(WithGiveWay(context.Background(), closed), both(10*time.Second), 3, Normal, new(atomic.Bool), nil,
+		steps(&calls, func(context.Context) attempt { close(closed); return attempt{} }))
+	if r.Err != nil || r.Attempts != 1 {
+		t.Errorf("result %+v, want the attempt in flight delivered", r)
 	}
 }
