@@ -169,8 +169,8 @@ func build(ctx context.Context, c *providerConfig) (*LoggerProvider, error) {
 		Journal:         journal,
 	})
 	metrics.observe(p.pipe)
+	p.startShipper(c, exp.export) // before the reporter's goroutine, which reads p.shipper
 	p.reporter.start(c.warnings)
-	p.startShipper(c, exp.export)
 	return p, nil
 }
 
