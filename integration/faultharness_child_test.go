@@ -155,7 +155,8 @@ func runFaultChild(cfg faultChildConfig) {
 		zaplens.WithProtocol(string(cfg.Proto)),
 		zaplens.WithServiceName("fault-harness"),
 		zaplens.WithScheduleDelay(cfg.ScheduleDelay),
-		zaplens.WithBatchSize(cfg.BatchSize))
+		zaplens.WithBatchSize(cfg.BatchSize),
+		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err) // as a program would; the provider works
 	}

@@ -139,6 +139,7 @@ type faultPhase struct {
 	Kind string // up, down, slow, refuse (the next request gets 400), empty200, json200 (HTTP: stored, then 200 with an empty body, or "{}")
 	At   time.Time
 	D    time.Duration // planned length
+	Slow time.Duration // slow: how long the collector takes over each request
 }
 
 func (p faultPhase) String() string {
@@ -228,8 +229,8 @@ type faultHarness struct {
 func newFaultHarness(t *testing.T, mode faultMode) *faultHarness {
 	h := &faultHarness{t: t, mode: mode, rng: rand.New(rand.NewPCG(mode.seed, 22)),
 		dir: t.TempDir(), work: t.TempDir(), led: newFaultLedger()}
-	h.r = StartReceiver(t, WithConsumeHook(h.led.consume))
-	h.front = startFaultFront(t, h.r.HTTPURL())
+	h.r = StartReceiver(t, WithConsumeHookMetadata(h.led.consume))
+	h.front = startFaultFront(t, h.r.HTTPURL(), h.led)
 	t.Cleanup(h.stopSpinners)
 	return h
 }
@@ -258,7 +259,7 @@ func (h *faultHarness) apply(p *faultPhase) {
 		h.r.Stop(h.t)
 		return
 	case "slow":
-		h.led.setSlow(300*time.Millisecond + h.dur(700*time.Millisecond))
+		h.led.setSlow(p.Slow)
 	case "refuse":
 		h.led.arm()
 	case "empty200":
@@ -272,7 +273,8 @@ func (h *faultHarness) apply(p *faultPhase) {
 
 // plan draws a round's collector phases: one to three faults with short
 // spells of health between them, then a tail long enough to see the
-// lines logged after an outage delivered.
+// lines logged after an outage delivered. Every draw of a round is made
+// before it starts, whatever its timing: a seed replays the same rounds.
 func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
 	kinds := []string{"down", "slow", "refuse"}
 	if proto == HTTP {
@@ -292,6 +294,9 @@ func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
 	var ph []faultPhase
 	for n := 1 + h.rng.IntN(3); n > 0; n-- {
 		ph = append(ph, faultPhase{Kind: first, D: 200*time.Millisecond + h.dur(800*time.Millisecond)})
+		if first == "slow" {
+			ph[len(ph)-1].Slow = 300*time.Millisecond + h.dur(700*time.Millisecond)
+		}
 		first = kinds[h.rng.IntN(len(kinds))]
 		ph = append(ph, faultPhase{Kind: "up", D: 100*time.Millisecond + h.dur(300*time.Millisecond)})
 	}
@@ -441,7 +446,8 @@ func (h *faultHarness) final() {
 	// finds nothing of the final child's, and nothing is re-sent.
 	before := h.led.copies()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard))
+	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard),
+		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(rd.i + 1)}))
 	cancel()
 	time.Sleep(100 * time.Millisecond) // not an assertion: lets an answer in flight be counted
 	h.afterShutdown = h.led.copies().minus(before)
@@ -455,7 +461,7 @@ func (h *faultHarness) check() {
 		rounds, starved, kills                      int
 		logged, arrived, missing, refused, dups     int
 		maxDupsPerKill, unprotected, repeatRefusals int
-		told                                        int
+		told, killDups, flapDups, cuts              int
 	}
 	tot.rounds = len(h.rounds)
 	final := h.rounds[len(h.rounds)-1]
@@ -494,24 +500,14 @@ func (h *faultHarness) check() {
 		if c.phantom > 0 {
 			t.Errorf("%v: %d lines arrived that the child never logged (past its progress): the harness's count is wrong", rd, c.phantom)
 		}
-		// Duplicates: one request per kill that could have had this run's
-		// lines in flight: its own, and those of the children that
-		// recovered its files until the last of them arrived.
-		kills := 0
-		for _, r := range h.rounds[rd.i:min(c.lastRound+1, len(h.rounds))] {
-			if !r.killed.IsZero() {
-				kills++
-			}
+		d := h.dupCauses(rd.i)
+		tot.killDups += d.kill
+		tot.flapDups += d.flap
+		tot.maxDupsPerKill = max(tot.maxDupsPerKill, d.mostPerKill)
+		for _, p := range d.problems {
+			t.Errorf("%v: %s (%d lines arrived twice or more); %s", rd, p, c.dupLines, h.childState(rd))
 		}
-		if kills > 0 && c.dups > kills*faultBatch {
-			t.Errorf("%v: %d lines arrived twice or more (%d copies too many), over %d kills' worth of one request (%d records each); %s",
-				rd, c.dupLines, c.dups, kills, faultBatch, h.childState(rd))
-		}
-		if kills > 0 {
-			tot.maxDupsPerKill = max(tot.maxDupsPerKill, c.dups/kills)
-		} else if c.dups > 0 {
-			t.Errorf("%v: %d copies too many of lines no kill had in flight; %s", rd, c.dups, h.childState(rd))
-		}
+		tot.cuts += h.led.cutAnswers(rd.i)
 		h.checkChild(rd)
 		if s := rd.progress.Snap; s != nil {
 			tot.unprotected += int(s.Unprotected)
@@ -541,9 +537,51 @@ func (h *faultHarness) check() {
 	}
 	emptied := h.front.emptied.Load()
 	t.Logf("fault harness: %d rounds (%d CPU-starved, %d SIGKILLs), %d lines logged, %d arrived, %d lost, %d failed and told, %d refused by the collector (%d requests, %d of them re-sent), "+
-		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s (timed after %d of %d outages)",
+		"%d duplicates (%d sent again after a kill, most per kill %d, allowed %d; %d sent again by a live child whose answer the collector's outage cut, %d answers cut), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s (timed after %d of %d outages)",
 		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
-		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote, h.outagesMeasured, h.outages)
+		tot.dups, tot.killDups, tot.maxDupsPerKill, faultBatch, tot.flapDups, tot.cuts, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote, h.outagesMeasured, h.outages)
+}
+
+// faultDupVerdict is what the copies of one run's lines beyond the first
+// came from, and what in them breaks the promise.
+type faultDupVerdict struct {
+	kill, flap  int // sent again after a kill; by a live child whose answer was cut
+	mostPerKill int
+	problems    []string
+}
+
+// dupCauses judges the copies of run's lines beyond the first, each by
+// the child that had sent the copy before it. A child killed before its
+// answer leaves one request per stream unsettled (its own lines, and
+// those it was recovering): the next child to recover them sends them
+// again, and if it too is killed before its answer, the one after it.
+// So each kill may cost each run one request, charged to the child that
+// died. A live child sends a request again only when it had no answer:
+// the front went down under it, after the collector had stored it.
+func (h *faultHarness) dupCauses(run int) faultDupVerdict {
+	var v faultDupVerdict
+	for k, n := range h.led.duplicates(run) {
+		killed := k.sender < len(h.rounds) && !h.rounds[k.sender].killed.IsZero()
+		switch {
+		case k.live:
+			v.flap += n
+			if cut := h.led.cutAnswers(k.sender); n > cut*faultBatch {
+				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut",
+					k.sender, n, cut, faultBatch))
+			}
+		case killed:
+			v.kill += n
+			v.mostPerKill = max(v.mostPerKill, n)
+			if n > faultBatch {
+				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records)",
+					n, k.sender, faultBatch))
+			}
+		default:
+			v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent were sent again by another process, and that child was not killed",
+				n, k.sender))
+		}
+	}
+	return v
 }
 
 // childState is what a failure message says about a child's end.
@@ -811,21 +849,28 @@ func (h *faultHarness) stopSpinners() {
 // (connection refused) and come back on the same port, and can answer 200
 // with an empty body and no content type (VictoriaLogs) or with "{}" as
 // application/json (some proxies) after the receiver stored the request.
+//
+// Going down, it closes every connection at once, as a collector's process
+// that dies does: a request the receiver behind it has stored gets no
+// answer, and its sender, alive, sends it again. The front tells the
+// ledger of each such request (cut), by its sender.
 type faultFront struct {
 	addr    string
 	proxy   *httputil.ReverseProxy
+	led     *faultLedger
 	answer  atomic.Int32 // frontForward, frontEmpty, frontJSON
 	emptied atomic.Int64 // answers replaced
+	downs   atomic.Int64 // times it went down
 	mu      sync.Mutex
 	srv     *http.Server
 }
 
-func startFaultFront(t *testing.T, target string) *faultFront {
+func startFaultFront(t *testing.T, target string, led *faultLedger) *faultFront {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u)}
+	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
 	f.proxy.ModifyResponse = func(resp *http.Response) error {
 		a := f.answer.Load()
@@ -870,14 +915,27 @@ func (f *faultFront) up(t *testing.T) {
 	}) {
 		t.Fatalf("front: cannot listen on %s again", f.addr)
 	}
-	f.srv = &http.Server{Handler: f.proxy, ReadHeaderTimeout: 10 * time.Second}
+	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func(srv *http.Server) { _ = srv.Serve(ln) }(f.srv)
+}
+
+// serve forwards a request; one whose answer had not been written out
+// when the front went down is cut. (One written just before it may be
+// counted cut too: the count bounds what a live sender may send again.)
+func (f *faultFront) serve(w http.ResponseWriter, r *http.Request) {
+	downs := f.downs.Load()
+	f.proxy.ServeHTTP(w, r)
+	_ = http.NewResponseController(w).Flush()
+	if f.downs.Load() != downs {
+		f.led.cut(f.led.sender(map[string]string{faultSenderHeader: r.Header.Get(faultSenderHeader)}))
+	}
 }
 
 func (f *faultFront) down() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.srv != nil {
+		f.downs.Add(1)
 		_ = f.srv.Close()
 		f.srv = nil
 	}
@@ -890,21 +948,40 @@ func (f *faultFront) down() {
 type faultLedger struct {
 	mu      sync.Mutex
 	start   time.Time
-	round   int // the round under way: a line's first arrival remembers it
+	round   int // the round under way
 	lines   map[[2]int][]faultLine
 	slow    time.Duration
 	armed   bool
 	refused []faultRefusal
+	dups    map[faultDupKey]int // copies beyond the first, by their cause
+	cuts    map[int]int         // round -> answers its child never got: the front went down under the request
 }
 
 // faultLine is one (run, g, seq).
 type faultLine struct {
 	count   uint16
 	refused bool
-	round   int16 // of its first arrival
+	sender  int16 // the round whose child sent its latest copy
 	logged  int32 // ms since the ledger's start
 	arrived int32 // ms since the ledger's start, first arrival
 }
+
+// faultDupKey is the cause of copies of run's lines beyond the first: the
+// child that had sent the copy before, sender, either sent them again
+// itself (live: its answer lost when the collector went down), or died
+// before it had the answer, and a later child sent them again.
+type faultDupKey struct {
+	run, sender int
+	live        bool
+}
+
+// faultSenderHeader names the round whose child sent a request: every
+// child sends it (WithHeaders), and the final ShipSpool too. Its value is
+// no bare number: header values are redacted from the errors a child
+// prints, and "4" would hide the "400" the harness looks for.
+const faultSenderHeader = "fault-child"
+
+func faultSender(round int) string { return "fault-round-" + strconv.Itoa(round) }
 
 type faultRefusal struct {
 	at     time.Time
@@ -929,13 +1006,45 @@ func (c faultCopies) minus(b faultCopies) faultCopies {
 }
 
 func newFaultLedger() *faultLedger {
-	return &faultLedger{start: time.Now(), lines: map[[2]int][]faultLine{}}
+	return &faultLedger{start: time.Now(), lines: map[[2]int][]faultLine{}, dups: map[faultDupKey]int{}, cuts: map[int]int{}}
 }
 
 func (l *faultLedger) setSlow(d time.Duration) { l.mu.Lock(); l.slow = d; l.mu.Unlock() }
 func (l *faultLedger) arm()                    { l.mu.Lock(); l.armed = true; l.mu.Unlock() }
 func (l *faultLedger) disarm()                 { l.mu.Lock(); l.armed = false; l.mu.Unlock() }
 func (l *faultLedger) setRound(i int)          { l.mu.Lock(); l.round = i; l.mu.Unlock() }
+func (l *faultLedger) cut(sender int)          { l.mu.Lock(); l.cuts[sender]++; l.mu.Unlock() }
+
+// sender is the round whose child sent a request, from its header; the
+// round under way if it has none.
+func (l *faultLedger) sender(md map[string]string) int {
+	if n, err := strconv.Atoi(strings.TrimPrefix(md[faultSenderHeader], "fault-round-")); err == nil {
+		return n
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.round
+}
+
+// duplicates returns the copies beyond the first of run's lines, by cause.
+func (l *faultLedger) duplicates(run int) map[faultDupKey]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[faultDupKey]int{}
+	for k, n := range l.dups {
+		if k.run == run {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// cutAnswers is how many answers to round's child the front cut.
+func (l *faultLedger) cutAnswers(round int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cuts[round]
+}
 
 func (l *faultLedger) refusalLog() []faultRefusal {
 	l.mu.Lock()
@@ -960,7 +1069,8 @@ type faultKey struct {
 }
 
 // consume is the receiver's hook.
-func (l *faultLedger) consume(_ int, ld plog.Logs) error {
+func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
+	sender := l.sender(md)
 	var keys []faultKey
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
@@ -1013,10 +1123,12 @@ func (l *faultLedger) consume(_ int, ld plog.Logs) error {
 	for _, k := range keys {
 		ln := l.line(k.run, k.g, k.seq)
 		if ln.count == 0 {
-			ln.round = int16(l.round)
 			ln.arrived = now
 			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
+		} else {
+			l.dups[faultDupKey{run: k.run, sender: int(ln.sender), live: int(ln.sender) == sender}]++
 		}
+		ln.sender = int16(sender)
 		if ln.count < 65535 {
 			ln.count++
 		}
@@ -1047,13 +1159,12 @@ type faultTally struct {
 	dups, dupLines            int // copies beyond the first; lines with any
 	phantom                   int // arrived past what the child logged
 	firstMissing              [2]int
-	lastRound                 int // of the last first arrival
 }
 
 func (l *faultLedger) tally(run int, logged []uint64) faultTally {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := faultTally{lastRound: run}
+	var c faultTally
 	for g, n := range logged {
 		s := l.lines[[2]int{run, g}]
 		for seq := range max(len(s), int(n)) {
@@ -1064,7 +1175,6 @@ func (l *faultLedger) tally(run int, logged []uint64) faultTally {
 			switch {
 			case ln.count > 0:
 				c.arrived++
-				c.lastRound = max(c.lastRound, int(ln.round))
 				if ln.count > 1 {
 					c.dups += int(ln.count) - 1
 					c.dupLines++
