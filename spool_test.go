@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -784,4 +786,181 @@ func TestSpoolFullRecovers(t *testing.T) {
 		t.Errorf("after the collector came back: %v", p.Stats())
 	}
 	checkAll(t, deliveries(srv), "full", 50)
+}
+
+// hungCollector takes connections and never answers: an export to it
+// spends its whole timeout.
+func hungCollector(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		lis.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return lis.Addr().String()
+}
+
+// A Shutdown that spends its whole deadline on a collector that never
+// answers still lets every spool file go: what it says it kept is sent at
+// once by ShipSpool in the same process, or by a provider rebuilt in it.
+func TestSpoolShutdownPastItsDeadlineLetsTheFilesGo(t *testing.T) {
+	for _, next := range []string{"ShipSpool", "rebuilt provider"} {
+		t.Run(next, func(t *testing.T) {
+			cleanEnv(t)
+			dir := t.TempDir()
+			p := newTestProvider(t, WithEndpoint("http://"+hungCollector(t)), WithSpool(dir), WithServiceName("hung"))
+			l := zap.New(NewCore(WithLoggerProvider(p)))
+			for i := range 100 {
+				l.Info("line " + strconv.Itoa(i))
+			}
+			if err := shutdownWithin(p, 300*time.Millisecond); err == nil || !strings.Contains(err.Error(), "100 of them kept in the spool") {
+				t.Fatalf("Shutdown: %v; want 100 kept", err)
+			}
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			if next == "ShipSpool" {
+				st, err := ShipSpool(context.Background(), dir, WithEndpoint("http://"+srv.addr), WithLossWriter(nil))
+				if err != nil || st.Exported != 100 {
+					t.Errorf("ShipSpool: %v, %v; want the 100 kept delivered", err, st)
+				}
+			} else {
+				q := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithSpool(dir), WithServiceName("rebuilt"))
+				if !eventually(10*time.Second, func() bool { return q.Stats().RecoveredExported == 100 }) {
+					t.Errorf("the rebuilt provider: %+v; want the 100 kept delivered", q.Stats())
+				}
+				_ = q.Shutdown(context.Background())
+			}
+			checkAll(t, deliveries(srv), "hung", 100)
+			if f := segFilesIn(t, dir); len(f) != 0 {
+				t.Errorf("files left: %v", f)
+			}
+		})
+	}
+}
+
+// A spool file cut under its mapping while its records are in flight
+// faults as they are settled: the spool steps aside, says so, and comes
+// back, and at a bound of four files three times as many records as it
+// holds are all delivered, none refused as though the queue were full.
+func TestSpoolFaultWhileSettlingDropsNothing(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	var exported atomic.Int64
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	exp := func(_ context.Context, _ []byte, n int, _ bool) (int, error) {
+		first.Do(func() { close(inFlight); <-release })
+		exported.Add(int64(n))
+		return 0, nil
+	}
+	var stderr lockedBuffer
+	p := newTestProvider(t, WithSpool(dir), WithSpoolBytes(8<<20), WithLossWriter(&stderr),
+		providerOptionFunc(func(c *providerConfig) { c.exportFunc = exp; c.spool.segmentBytes = 2 << 20 }))
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	l.Info("in flight")
+	flushed := make(chan struct{})
+	go func() { _ = l.Sync(); close(flushed) }()
+	<-inFlight
+	files := segFilesIn(t, dir) // the first, the active one, and its spare
+	if err := os.Truncate(filepath.Join(dir, files[0]), 0); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	<-flushed // settled, and faulted, before the next record is written
+	pad := strings.Repeat("x", 100)
+	const n = 180000 // about 24 MiB of records
+	for i := range n {
+		l.Info("line "+strconv.Itoa(i), zap.String("pad", pad))
+		if i%10000 == 0 {
+			_ = l.Sync()
+		}
+	}
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if s := p.Stats(); s.Dropped != 0 || s.Exported != n+1 || exported.Load() != n+1 {
+		t.Errorf("stats %v: want all %d delivered", s, n+1)
+	}
+	if out := stderr.String(); !strings.Contains(out, "fault in the mapped file") || !strings.Contains(out, "writing again") {
+		t.Errorf("loss writer: %q; want the fault told, and the spool back", out)
+	}
+}
+
+// A spool directory another user owns, or others may write in, is refused
+// with a working provider and an error that says which; a file planted in
+// it is not sent, by the provider nor by ShipSpool.
+func TestSpoolUnsafeDirRefused(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root")
+	}
+	for _, tc := range []struct {
+		name, want string
+		edit       func(dir string) error
+	}{
+		{"foreign owner", "is owned by uid 65534", func(dir string) error { return os.Chown(dir, 65534, 65534) }},
+		{"world-writable", "is writable by its group or others (mode 0777)", func(dir string) error { return os.Chmod(dir, 0o777) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			dir := t.TempDir()
+			// The planted file: one record kept by a provider on another
+			// directory, handed to nobody.
+			src := t.TempDir()
+			p := newTestProvider(t, WithEndpoint("http://"+freeAddr(t)), WithSpool(src), WithServiceName("planted-by-nobody"),
+				WithOTLPTimeout(100*time.Millisecond))
+			zap.New(NewCore(WithLoggerProvider(p))).Info("planted")
+			_ = p.Shutdown(context.Background())
+			for _, f := range segFilesIn(t, src) {
+				if err := os.Rename(filepath.Join(src, f), filepath.Join(dir, f)); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(filepath.Join(dir, f), 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.edit(dir); err != nil {
+				t.Fatal(err)
+			}
+			var stderr lockedBuffer
+			p, err := NewLoggerProvider(context.Background(), WithEndpoint("http://"+srv.addr), WithSpool(dir),
+				WithServiceName("mine"), WithLossWriter(&stderr))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("NewLoggerProvider: %v; want %q", err, tc.want)
+			}
+			zap.New(NewCore(WithLoggerProvider(p))).Info("mine")
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Error(err)
+			}
+			if s := p.Stats(); s.Exported != 1 || s.Unprotected != 1 || s.Recovered != 0 {
+				t.Errorf("stats %+v: want the line delivered unprotected, nothing recovered", s)
+			}
+			st, err := ShipSpool(context.Background(), dir, WithEndpoint("http://"+srv.addr), WithLossWriter(nil))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || st.Files != 0 {
+				t.Errorf("ShipSpool: %v, %v; want %q and nothing taken", err, st, tc.want)
+			}
+			if got := deliveries(srv); len(got["planted-by-nobody"]) != 0 || len(got["mine"]) != 1 {
+				t.Errorf("delivered %v: want mine only", got)
+			}
+		})
+	}
 }

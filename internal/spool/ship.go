@@ -166,7 +166,10 @@ func (sh *Shipper) run() {
 // claim takes every spool file of a process that ended: one that no live
 // process holds locked. It removes the files a process died making.
 func (sh *Shipper) claim() ([]orphan, error) {
-	entries, err := os.ReadDir(sh.cfg.Dir)
+	if err := checkDir(sh.cfg.Dir); err != nil {
+		return nil, err
+	}
+	entries, err := listDir(sh.cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +208,10 @@ func (sh *Shipper) claim() ([]orphan, error) {
 	return out, nil
 }
 
+// listDir is os.ReadDir; a test swaps a file between the listing and the
+// open.
+var listDir = os.ReadDir
+
 // staleAge is the age past which a file being made is taken for one whose
 // maker died, even when its process id is in use.
 const staleAge = time.Minute
@@ -218,7 +225,7 @@ func (sh *Shipper) removeStale(name string) {
 	path := filepath.Join(sh.cfg.Dir, name)
 	n, ok := parseName(strings.TrimSuffix(strings.TrimPrefix(name, "."), ".tmp"))
 	alive := !ok || syscall.Kill(n.pid, 0) != syscall.ESRCH
-	if info, err := os.Stat(path); err != nil || (alive && time.Since(info.ModTime()) < staleAge) {
+	if info, err := os.Lstat(path); err != nil || (alive && time.Since(info.ModTime()) < staleAge) {
 		return
 	}
 	if fd, ok := lockFile(path); ok {
@@ -228,10 +235,11 @@ func (sh *Shipper) removeStale(name string) {
 }
 
 // lockFile opens path and takes its lock without waiting; it fails when a
-// live process holds it, or when the file was removed meanwhile (another
-// process sent it all).
+// live process holds it, when the file was removed meanwhile (another
+// process sent it all), and when it is not a regular file of this user's,
+// a symbolic link included: the listing's word on it may be stale.
 func lockFile(path string) (int, bool) {
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return -1, false
 	}
@@ -239,8 +247,7 @@ func lockFile(path string) (int, bool) {
 		syscall.Close(fd)
 		return -1, false
 	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil || st.Nlink == 0 {
+	if st, ok := ownFile(fd); !ok || st.Nlink == 0 {
 		syscall.Close(fd)
 		return -1, false
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -108,17 +109,13 @@ func Open(cfg Config) (*Spool, error) {
 		quit:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	var err error
-	if err = os.MkdirAll(cfg.Dir, 0o700); err == nil {
-		var seg *segment
-		s.hmu.Lock()
-		name, _ := s.reserve() // the first file: the bound allows two at least
-		s.hmu.Unlock()
-		if seg, err = s.build(name); err == nil {
-			s.install(seg)
-		}
-	}
-	if err != nil {
+	s.hmu.Lock()
+	name, _ := s.reserve() // the first file: the bound allows two at least
+	s.hmu.Unlock()
+	seg, err := s.build(name)
+	if err == nil {
+		s.install(seg)
+	} else {
 		s.broken.Store(true)
 	}
 	go s.housekeep()
@@ -216,8 +213,7 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
 	})
 	if err != nil {
-		seg.sealed = true
-		s.stepAside(fmt.Errorf("writing %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
 		return false
 	}
 	return true
@@ -392,8 +388,13 @@ func (s *Spool) resume() bool {
 }
 
 // stepAside turns the spool off until a new file can be made: records go
-// on in memory, counted as unprotected.
+// on in memory, counted as unprotected. The active file is sealed, so that
+// it is released once its records' fates are told, and the files after it
+// too.
 func (s *Spool) stepAside(err error) {
+	if s.active != nil {
+		s.active.sealed = true
+	}
 	s.active = nil
 	s.markBroken(err)
 }
@@ -440,10 +441,23 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	}
 	seg.decided += k
 	if err != nil {
-		// The file keeps an older state: a later process sends those
-		// records again, none is lost.
-		s.stepAside(fmt.Errorf("settling %s: %v", seg.path, err))
+		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
+}
+
+// faulted ends a file whose mapping faulted: nothing more goes in, and,
+// its fates all told, it is released as any other, so that the files
+// after it are too. The file keeps an older state: a later process sends
+// those records again, none is lost. A fault in the active file steps
+// aside, until the next takes over; one in an older file leaves the active
+// file as it is.
+func (s *Spool) faulted(seg *segment, err error) {
+	seg.sealed = true
+	if seg == s.active {
+		s.stepAside(err)
+		return
+	}
+	s.say("zaplens: spool %s: %v; the file is let go, and records go on in the next", s.cfg.Dir, err)
 }
 
 // release hands on the oldest files once no record can come into them and
@@ -478,50 +492,53 @@ func (s *Spool) tellTooLarge(n int) {
 	}
 }
 
-// Close stops the housekeeper and releases every file: those all settled,
-// and the spares, are removed; the others stay, unlocked, for a later
-// process to send.
+// Close releases every file, whatever ctx says: those all settled are
+// removed, the others stay, unlocked, for a later process (or this one) to
+// send. It lets go the pipeline's files, and the housekeeper's that wait
+// for it, at once; the housekeeper, as it stops, removes those it is
+// making, emptying or removing, and ctx bounds only the wait for that: a
+// housekeeper on a stalled disk holds no record.
 func (s *Spool) Close(ctx context.Context) {
 	if s.closed {
 		return
 	}
 	s.closed = true
 	s.release()
+	own := append(s.segs, s.held...)
+	s.segs, s.held, s.active = nil, nil, nil
 	var kept uint64
-	for _, seg := range s.segs {
-		kept += seg.left()
-	}
-	for _, seg := range s.held {
+	for _, seg := range own {
 		kept += seg.left()
 	}
 	s.kept.Store(kept)
-	close(s.quit)
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		// The housekeeper is on the disk (making or syncing a file): leave
-		// the files to the process's end, which unlocks them for a later
-		// one.
-		return
-	}
 	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	for _, seg := range append(s.segs, s.held...) {
+	s.mapped = without(s.mapped, own) // the housekeeper syncs them no more
+	s.hmu.Unlock()
+	for _, seg := range own {
 		left := seg.left()
 		if left > 0 && s.cfg.Sync > 0 {
 			msync(seg.mem)
 		}
 		seg.close(left == 0)
 	}
-	s.segs, s.held, s.active = nil, nil, nil
-	for _, seg := range append(s.dead, s.doomed...) {
+	s.retire()
+	close(s.quit)
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+	}
+}
+
+// retire removes the files that wait for the housekeeper: at Close, and
+// as it stops.
+func (s *Spool) retire() {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	for _, seg := range slices.Concat(s.dead, s.doomed, s.spares) {
 		seg.close(true)
 	}
-	for _, seg := range s.spares {
-		seg.close(true)
-	}
-	s.spares = nil
-	s.dead, s.doomed, s.mapped = nil, nil, nil
+	s.dead, s.doomed, s.spares, s.mapped = nil, nil, nil, nil
+	s.spareReady.Store(false)
 }
 
 // kick wakes the housekeeper.
@@ -557,10 +574,11 @@ func (s *Spool) reserve() (name string, ok bool) {
 // build makes the file reserve named; when that fails, its place in files
 // is given back.
 func (s *Spool) build(name string) (*segment, error) {
-	if s.broken.Load() {
-		_ = os.MkdirAll(s.cfg.Dir, 0o700) // it may be what failed
+	err := openDir(s.cfg.Dir) // at each file: it may be what failed, or changed hands
+	var seg *segment
+	if err == nil {
+		seg, err = makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	}
-	seg, err := makeFile(s.cfg.Dir, name, s.cfg.SegmentBytes, s.pid, s.created, s.resource)
 	if err == nil && s.cfg.Sync > 0 {
 		syncDir(s.cfg.Dir) // outside hmu, which the pipeline's side takes
 	}
@@ -578,6 +596,7 @@ func (s *Spool) build(name string) (*segment, error) {
 // spool stepped aside, and syncs when asked to.
 func (s *Spool) housekeep() {
 	defer close(s.done)
+	defer s.retire()
 	retry := time.NewTicker(retryInterval)
 	defer retry.Stop()
 	var syncTick <-chan time.Time

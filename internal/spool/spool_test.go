@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -985,7 +986,7 @@ func fillAndSettle(t *testing.T, s *Spool, files int) {
 	for seen, i := 0, 0; seen < files; i++ {
 		active := s.active
 		if v := s.Append(0, encoded(fmt.Sprintf("after %d", i))); v != pipeline.Journaled {
-			t.Fatalf("record %d after the failed emptying: verdict %d", i, v)
+			t.Fatalf("record %d: verdict %d", i, v)
 		}
 		s.Settle(1, false)
 		if s.active != active {
@@ -1078,5 +1079,223 @@ func TestFrameLengthBeyondTheFile(t *testing.T) {
 	var err error
 	if ferr := guardFault(func() { c, err = parse(mem, true) }); ferr != nil || err != nil || c.torn != 1 || len(c.records) != 0 {
 		t.Errorf("fault %v, error %v, contents %+v: want one torn frame and nothing else", ferr, err, c)
+	}
+}
+
+// Close with its context done, and the housekeeper stalled on the disk,
+// still lets every file of the pipeline's go at once: unlocked, for this
+// process or another to send. The housekeeper removes its own as it stops.
+func TestCloseWithItsDeadlinePastLetsEveryFileGo(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var stall atomic.Bool
+	stalled, slow := make(chan struct{}), make(chan struct{})
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if stall.Load() {
+			close(stalled)
+			<-slow
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	waitFor(t, func() bool { return len(segFiles(t, dir)) >= 2 }) // the first spare
+	stall.Store(true)
+	first, i := s.active, 0
+	for ; s.active == first; i++ { // the spare takes over: the housekeeper makes the next, and stalls
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	<-stalled
+	s.Settle(i-1, false) // all but the last record, in the second file
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Close(ctx)
+	if s.Kept() != 1 {
+		t.Errorf("kept %d, want 1", s.Kept())
+	}
+	files := segFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("files %v, want the one holding the unsettled record", files)
+	}
+	if fd, ok := lockFile(files[0]); !ok {
+		t.Error("the file kept is still locked")
+	} else {
+		syscall.Close(fd)
+	}
+	close(slow)
+	<-s.done
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != fmt.Sprintf("writer/a/line %d", i-1) {
+		t.Errorf("shipped %v, want the last line only", got)
+	}
+	if left, err := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 || err != nil {
+		t.Errorf("left %v, %v: want nothing once the housekeeper stopped", left, err)
+	}
+}
+
+// A fault while settling (here the file cut under its mapping) lets the
+// faulted file go and wedges nothing: at a bound of four files, records go
+// on being journaled, and none is refused as at the bound. A fault in the
+// active file steps aside, told, until the next file takes over; one in an
+// older file leaves the active file as it is.
+func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
+	for _, where := range []string{"active", "older"} {
+		t.Run(where, func(t *testing.T) {
+			said := make(chan string, 16)
+			s := openTest(t, t.TempDir(), func(c *Config) {
+				c.MaxBytes = 4 * testSegment
+				c.Say = func(l string) { said <- l }
+			})
+			defer s.Close(context.Background())
+			waitFor(t, func() bool { return s.spareReady.Load() })
+			first, i := s.active, 0
+			for ; i < 100 || (where == "older" && s.active == first); i++ {
+				if v := s.Append(0, encoded(fmt.Sprintf("line %d", i))); v != pipeline.Journaled {
+					t.Fatalf("record %d: verdict %d", i, v)
+				}
+			}
+			active, path := s.active, first.path // the housekeeper renames it as it empties it
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+			s.Settle(i, false) // the first file faults
+			switch line := <-said; {
+			case !strings.Contains(line, "fault in the mapped file") || !strings.Contains(line, path):
+				t.Errorf("said %q, want the fault and the file", line)
+			case where == "older" && s.active != active:
+				t.Error("a fault in an older file let the active file go")
+			}
+			fillAndSettle(t, s, 12) // three times the bound
+		})
+	}
+}
+
+// plant leaves in dir a file of one unsent record, as uid would have:
+// another user's, when uid is not this process's.
+func plant(t *testing.T, dir string, uid int) string {
+	t.Helper()
+	src := t.TempDir()
+	s := openTest(t, src, func(c *Config) {
+		c.Resource = otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "planted-by-nobody")}, "")
+	})
+	s.Append(0, encoded("planted"))
+	s.Close(context.Background())
+	files := segFiles(t, src)
+	if len(files) != 1 {
+		t.Fatalf("files %v", files)
+	}
+	path := filepath.Join(dir, filepath.Base(files[0]))
+	if err := os.Rename(files[0], path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nobody is a uid that is not this process's effective one.
+func nobody(t *testing.T) int {
+	if os.Geteuid() == 65534 {
+		return 65533
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("chown to another user needs root")
+	}
+	return 65534
+}
+
+// A directory another user owns, or that its group or others may write
+// in, is refused, as ssh refuses such files, by the spool (which steps
+// aside, and says which) and by the shipper (which takes nothing from
+// it): a file planted there is not sent as this process's.
+func TestUnsafeDirRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(dir string) error
+	}{
+		{"foreign owner", "is owned by uid 65534, not by this process's effective uid", func(dir string) error { return os.Chown(dir, 65534, 65534) }},
+		{"world-writable", "is writable by its group or others (mode 0777)", func(dir string) error { return os.Chmod(dir, 0o777) }},
+		{"group-writable", "is writable by its group or others (mode 0770)", func(dir string) error { return os.Chmod(dir, 0o770) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uid := nobody(t)
+			dir := t.TempDir()
+			planted := plant(t, dir, uid)
+			if err := tc.edit(dir); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(Config{Dir: dir, SegmentBytes: testSegment})
+			t.Cleanup(func() { s.Close(context.Background()) }) // a spool that stepped aside, as Open says
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("Open: %v; want %q", err, tc.want)
+			}
+			s.AddScope(0, otlpwire.Scope{})
+			if v := s.Append(0, encoded("x")); v != pipeline.Unjournaled {
+				t.Errorf("verdict %d in a refused directory, want unjournaled", v)
+			}
+			var r received
+			sh := shipAll(t, dir, &r, true)
+			if err := sh.Err(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("shipper: %v; want %q", err, tc.want)
+			}
+			if got := r.sorted(); len(got) != 0 {
+				t.Errorf("shipped %v from a refused directory", got)
+			}
+			if _, err := os.Stat(planted); err != nil {
+				t.Errorf("the planted file: %v; want it left as it is", err)
+			}
+		})
+	}
+}
+
+// In a sound directory, the shipper takes only this user's files: one
+// another user left there is not sent, nor removed.
+func TestShipTakesOnlyOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	planted := plant(t, dir, nobody(t))
+	oneRecordLeft(t, dir)
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != "writer/a/line" {
+		t.Errorf("shipped %v, want this user's line only", got)
+	}
+	if _, err := os.Stat(planted); err != nil {
+		t.Errorf("the other user's file: %v; want it left as it is", err)
+	}
+}
+
+// A file swapped for a symbolic link between the shipper's listing and its
+// open is not followed: what the link points to is neither sent nor
+// written.
+func TestShipFileSwappedForSymlink(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := oneRecordLeft(t, elsewhere)[0]
+	name := filepath.Base(oneRecordLeft(t, dir)[0])
+	old := listDir
+	t.Cleanup(func() { listDir = old })
+	listDir = func(d string) ([]os.DirEntry, error) {
+		entries, err := old(d)
+		path := filepath.Join(d, name)
+		if err := os.Remove(path); err != nil {
+			t.Error(err)
+		}
+		if err := os.Symlink(target, path); err != nil {
+			t.Error(err)
+		}
+		return entries, err
+	}
+	before, err := os.ReadFile(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r received
+	shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 0 {
+		t.Errorf("shipped %v through a symbolic link", got)
+	}
+	if after, err := os.ReadFile(target); err != nil || string(after) != string(before) {
+		t.Errorf("the link's target: %v, changed %v; want it untouched", err, string(after) != string(before))
 	}
 }
