@@ -113,10 +113,17 @@ func readProgress(path string, goroutines int) (faultProgress, error) {
 	return p, nil
 }
 
-// faultChildReport is the final child's last line on stdout.
+// faultChildReport is a driven child's answer to shutdown.
 type faultChildReport struct {
 	Stats       zaplens.Stats
 	ShutdownErr string
+}
+
+// faultShipReport is a driven child's answer to ship: a ShipSpool on its
+// directory, in the same process, after its Shutdown.
+type faultShipReport struct {
+	Stats zaplens.ShipStats
+	Err   string
 }
 
 var faultSpinSink atomic.Uint64
@@ -227,9 +234,13 @@ func runFaultChild(cfg faultChildConfig) {
 			err := p.ForceFlush(ctx)
 			cancel()
 			fmt.Printf("flushed %v\n", err)
-		case "shutdown":
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			err := p.Shutdown(ctx)
+		case "shutdown": // [deadline], 20s if none
+			d, err := time.ParseDuration(arg)
+			if err != nil {
+				d = 20 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			err = p.Shutdown(ctx)
 			cancel()
 			rep := faultChildReport{Stats: p.Stats()}
 			if err != nil {
@@ -239,6 +250,18 @@ func runFaultChild(cfg faultChildConfig) {
 			snapshot()
 			b, _ := json.Marshal(rep)
 			fmt.Printf("report %s\n", b)
+		case "ship":
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			st, err := zaplens.ShipSpool(ctx, cfg.Dir, zaplens.WithEndpoint(cfg.Endpoint), zaplens.WithProtocol(string(cfg.Proto)),
+				zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
+			cancel()
+			rep := faultShipReport{Stats: st}
+			if err != nil {
+				rep.Err = err.Error()
+			}
+			b, _ := json.Marshal(rep)
+			fmt.Printf("shipped %s\n", b)
+		case "exit":
 			os.Exit(0)
 		}
 	}

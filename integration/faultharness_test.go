@@ -25,6 +25,7 @@ package integration
 //	ZAPLENS_FAULTS=long go test -run '^TestFaultHarness$' -v -timeout 30m .
 //	  ZAPLENS_FAULTS_DURATION=10m (default 5m) or ZAPLENS_FAULTS_ROUNDS=n; ZAPLENS_FAULTS_SEED=n replays a run;
 //	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
+//	  ZAPLENS_FAULTS_SPOOL=off leaves out the spool's stages; ZAPLENS_FAULTS_CUT=on cuts spool files under live children
 
 import (
 	"context"
@@ -66,11 +67,17 @@ type faultMode struct {
 	duration time.Duration // long mode
 	seed     uint64
 	kinds    []string // the collector's faults to draw from; nil: all
-	err      error
+	// spoolFaults: the spool's stages (faultharness_spool_test.go); off
+	// with ZAPLENS_FAULTS_SPOOL=off. cuts: spool files cut under live
+	// children in the long mode, with ZAPLENS_FAULTS_CUT=on: off by
+	// default while a faulted file is told once per record settled in it.
+	spoolFaults, cuts bool
+	err               error
 }
 
 func readFaultSettings() faultMode {
-	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano())}
+	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano()), spoolFaults: os.Getenv("ZAPLENS_FAULTS_SPOOL") != "off",
+		cuts: os.Getenv("ZAPLENS_FAULTS_CUT") == "on"}
 	var errs []string
 	if os.Getenv("ZAPLENS_FAULTS") == "long" {
 		m.long, m.rounds, m.duration = true, 0, 5*time.Minute
@@ -159,6 +166,8 @@ type faultRound struct {
 	stderr   string
 	report   *faultChildReport // the final child's
 	odd200   int64             // answers 200 with an empty or JSON body
+	cut      *faultCut         // a spool file of its cut under it
+	dir      string            // its spool, if not the harness's
 }
 
 func (r *faultRound) String() string {
@@ -174,6 +183,9 @@ func (r *faultRound) String() string {
 		s += ", CPU-starved"
 	}
 	s += "; collector: " + strings.Join(ph, ", ")
+	if c := r.cut; c != nil && c.what != "" {
+		s += fmt.Sprintf("; after %v, %s", c.after.Round(time.Millisecond), c.what)
+	}
 	if !r.killed.IsZero() {
 		s += fmt.Sprintf("; SIGKILL after %v", r.killed.Sub(r.started).Round(time.Millisecond))
 	}
@@ -200,6 +212,7 @@ func TestFaultHarness(t *testing.T) {
 		}
 	}
 	h.final()
+	h.spoolStages(len(h.rounds) + 1) // after the final ShipSpool's sender
 	h.check()
 	t.Logf("seed %d (ZAPLENS_FAULTS_SEED replays it); %v", mode.seed, time.Since(start).Round(time.Millisecond))
 }
@@ -216,6 +229,7 @@ type faultHarness struct {
 	rounds []*faultRound
 	spin   []*exec.Cmd // busy processes of the round under way
 
+	stages            faultStages
 	afterShutdown     faultCopies // what arrived after the final child's clean Shutdown
 	shipStats         zaplens.ShipStats
 	shipErr           error
@@ -322,9 +336,19 @@ func (h *faultHarness) round(i int) {
 		total += p.D
 	}
 	killAt := 300*time.Millisecond + h.dur(total-300*time.Millisecond)
+	rd.cut = h.planCut(i, rd.phases, &killAt)
 	c := h.startChild(rd, false)
 	c.Expect("ready")
 	rd.started = time.Now()
+	if rd.cut != nil {
+		timer := time.AfterFunc(rd.cut.after, func() { h.cut(rd.cut, c.Cmd.Process.Pid) })
+		defer func() {
+			if timer.Stop() {
+				close(rd.cut.done)
+			}
+			<-rd.cut.done
+		}()
+	}
 	odd := h.front.emptied.Load()
 	defer func() { rd.odd200 = h.front.emptied.Load() - odd }()
 	for k := range rd.phases {
@@ -433,6 +457,7 @@ func (h *faultHarness) final() {
 	if err := json.Unmarshal([]byte(c.Expect("report ")), &rep); err != nil {
 		t.Fatal(err)
 	}
+	c.Send("exit")
 	_ = c.Cmd.Wait()
 	rd.report = &rep
 	rd.stderr = c.stderr.String()
@@ -540,6 +565,9 @@ func (h *faultHarness) check() {
 		"%d duplicates (%d sent again after a kill, most per kill %d, allowed %d; %d sent again by a live child whose answer the collector's outage cut, %d answers cut), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s (timed after %d of %d outages)",
 		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
 		tot.dups, tot.killDups, tot.maxDupsPerKill, faultBatch, tot.flapDups, tot.cuts, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote, h.outagesMeasured, h.outages)
+	if h.mode.spoolFaults {
+		t.Logf("spool faults: %s", h.spoolSummary())
+	}
 }
 
 // faultDupVerdict is what the copies of one run's lines beyond the first
@@ -803,7 +831,11 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 		t.Fatal(err)
 	}
 	pause := faultPause(rd.burst) // a rank's burst, then compute
-	cfg := faultChildConfig{Dir: h.dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
+	dir := h.dir
+	if rd.dir != "" {
+		dir = rd.dir
+	}
+	cfg := faultChildConfig{Dir: dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
 		Burst: rd.burst, Pause: pause, ScheduleDelay: faultScheduleDelay, BatchSize: faultBatch, Progress: progress, Driven: driven}
 	if rd.starved {
 		cfg.Spinners = 3
@@ -897,6 +929,7 @@ const (
 	frontForward = iota
 	frontEmpty
 	frontJSON
+	frontHang // takes requests and answers none while it lasts
 )
 
 func (f *faultFront) URL() string { return "http://" + f.addr }
@@ -924,6 +957,10 @@ func (f *faultFront) up(t *testing.T) {
 // counted cut too: the count bounds what a live sender may send again.)
 func (f *faultFront) serve(w http.ResponseWriter, r *http.Request) {
 	downs := f.downs.Load()
+	if f.answer.Load() == frontHang {
+		<-r.Context().Done() // a collector that hangs never answers, nor stores, this request
+		return
+	}
 	f.proxy.ServeHTTP(w, r)
 	_ = http.NewResponseController(w).Flush()
 	if f.downs.Load() != downs {
