@@ -377,7 +377,7 @@ func (h *faultHarness) round(i int) {
 	if s := rd.progress.Snap; s != nil {
 		st = fmt.Sprintf("unprotected %d, recovered %d (%d exported, %d failed)", s.Unprotected, s.Recovered, s.RecoveredExported, s.RecoveredFailed)
 	}
-	t.Logf("%v: %d lines logged; %s", rd, logged, st)
+	t.Logf("%v: %d lines logged; %s; longest logging call %v", rd, logged, st, rd.progress.LongestCall.Round(time.Millisecond))
 }
 
 // final is the last child. Through an outage it logs (A), its ForceFlush
@@ -629,6 +629,17 @@ func (h *faultHarness) childState(rd *faultRound) string {
 	return s
 }
 
+// callState says how the child's logging calls went: a child whose lines
+// stop coming was stuck in them, or starved of CPU.
+func (rd *faultRound) callState() string {
+	p := rd.progress
+	if p.LastReturned.IsZero() {
+		return "no logging call returned"
+	}
+	return fmt.Sprintf("its longest logging call took %v, the last returned %v before its end",
+		p.LongestCall.Round(time.Millisecond), rd.end().Sub(p.LastReturned).Round(time.Millisecond))
+}
+
 func (rd *faultRound) end() time.Time {
 	if rd.killed.IsZero() {
 		if rd.progress.Snap != nil {
@@ -776,8 +787,8 @@ func (h *faultHarness) checkRecoveryLatency(rd *faultRound) {
 			// of them and more, it must have logged, and what it logged
 			// arrived, or its call was stuck.
 			if long := 2*faultPause(rd.burst) + slack; !rd.killed.IsZero() && healthyTill.Sub(up.At) >= long {
-				h.t.Errorf("%v: the collector stayed up %v after an outage, and no line the child logged in that time arrived; its bursts come every %v",
-					rd, healthyTill.Sub(up.At).Round(time.Millisecond), faultPause(rd.burst))
+				h.t.Errorf("%v: the collector stayed up %v after an outage, and no line the child logged in that time arrived; its bursts come every %v; %s",
+					rd, healthyTill.Sub(up.At).Round(time.Millisecond), faultPause(rd.burst), rd.callState())
 			}
 			continue
 		}
