@@ -16,8 +16,9 @@ package integration
 //
 // Every line whose logging call returned before the kill must arrive, or
 // have been refused by the harness's collector (and then be counted and
-// told); duplicates must stay within one request per kill; Stats must add
-// up; no child prints a line twice; a child that lost crash protection
+// told); duplicates must stay within one request per kill, and one per
+// answer the collector's outage cut from a live child, counted apart;
+// Stats must add up; no child prints a line twice; a child that lost crash protection
 // says so; lines logged after an outage arrive within one schedule delay
 // plus one retry backoff.
 //
