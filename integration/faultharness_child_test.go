@@ -60,6 +60,8 @@ const (
 	progLines        = 0  // [0, 16): calls returned, per goroutine
 	progLatest       = 16 // 1 + the stats slot last written in full; 0: none yet
 	progUnprotected  = 17 // UnixNano of the first snapshot with Unprotected > 0
+	progLongestCall  = 18 // the longest a logging call took, in ns
+	progLastReturned = 19 // UnixNano of the latest return of a logging call
 	progSlots        = 32 // two slots of progSlotWords
 	progSlotWords    = 16
 	progWords        = progSlots + 2*progSlotWords
@@ -88,6 +90,8 @@ type faultProgress struct {
 	Logged        []uint64       // per goroutine: calls that returned
 	Snap          *faultSnapshot // the last complete snapshot, if any
 	UnprotectedAt time.Time      // zero: never unprotected
+	LongestCall   time.Duration  // the longest a logging call took
+	LastReturned  time.Time      // when a logging call last returned
 }
 
 func readProgress(path string, goroutines int) (faultProgress, error) {
@@ -110,13 +114,24 @@ func readProgress(path string, goroutines int) (faultProgress, error) {
 	if at := w[progUnprotected]; at != 0 {
 		p.UnprotectedAt = time.Unix(0, int64(at))
 	}
+	p.LongestCall = time.Duration(w[progLongestCall])
+	if at := w[progLastReturned]; at != 0 {
+		p.LastReturned = time.Unix(0, int64(at))
+	}
 	return p, nil
 }
 
-// faultChildReport is the final child's last line on stdout.
+// faultChildReport is a driven child's answer to shutdown.
 type faultChildReport struct {
 	Stats       zaplens.Stats
 	ShutdownErr string
+}
+
+// faultShipReport is a driven child's answer to ship: a ShipSpool on its
+// directory, in the same process, after its Shutdown.
+type faultShipReport struct {
+	Stats zaplens.ShipStats
+	Err   string
 }
 
 var faultSpinSink atomic.Uint64
@@ -155,7 +170,8 @@ func runFaultChild(cfg faultChildConfig) {
 		zaplens.WithProtocol(string(cfg.Proto)),
 		zaplens.WithServiceName("fault-harness"),
 		zaplens.WithScheduleDelay(cfg.ScheduleDelay),
-		zaplens.WithBatchSize(cfg.BatchSize))
+		zaplens.WithBatchSize(cfg.BatchSize),
+		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err) // as a program would; the provider works
 	}
@@ -186,9 +202,11 @@ func runFaultChild(cfg faultChildConfig) {
 		for g := range cfg.Goroutines {
 			wg.Go(func() {
 				for range n {
+					start := time.Now()
 					logger.Info("fault harness line", zap.Int("run", cfg.Run), zap.Int("g", g), zap.Int("seq", next[g]))
 					next[g]++
 					atomic.StoreUint64(&words[progLines+g], uint64(next[g]))
+					noteCall(words, start)
 				}
 			})
 		}
@@ -226,9 +244,13 @@ func runFaultChild(cfg faultChildConfig) {
 			err := p.ForceFlush(ctx)
 			cancel()
 			fmt.Printf("flushed %v\n", err)
-		case "shutdown":
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			err := p.Shutdown(ctx)
+		case "shutdown": // [deadline], 20s if none
+			d, err := time.ParseDuration(arg)
+			if err != nil {
+				d = 20 * time.Second
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), d)
+			err = p.Shutdown(ctx)
 			cancel()
 			rep := faultChildReport{Stats: p.Stats()}
 			if err != nil {
@@ -238,10 +260,36 @@ func runFaultChild(cfg faultChildConfig) {
 			snapshot()
 			b, _ := json.Marshal(rep)
 			fmt.Printf("report %s\n", b)
+		case "ship":
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			st, err := zaplens.ShipSpool(ctx, cfg.Dir, zaplens.WithEndpoint(cfg.Endpoint), zaplens.WithProtocol(string(cfg.Proto)),
+				zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
+			cancel()
+			rep := faultShipReport{Stats: st}
+			if err != nil {
+				rep.Err = err.Error()
+			}
+			b, _ := json.Marshal(rep)
+			fmt.Printf("shipped %s\n", b)
+		case "exit":
 			os.Exit(0)
 		}
 	}
 	os.Exit(3) // stdin closed: the parent is gone
+}
+
+// noteCall records a logging call that started at start and returned now:
+// a child whose lines stop coming says whether its calls were stuck.
+func noteCall(words []uint64, start time.Time) {
+	now := time.Now()
+	atomic.StoreUint64(&words[progLastReturned], uint64(now.UnixNano()))
+	took := uint64(now.Sub(start))
+	for {
+		old := atomic.LoadUint64(&words[progLongestCall])
+		if took <= old || atomic.CompareAndSwapUint64(&words[progLongestCall], old, took) {
+			return
+		}
+	}
 }
 
 // mapProgress maps the progress file, made by the parent, as words.

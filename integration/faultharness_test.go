@@ -16,8 +16,9 @@ package integration
 //
 // Every line whose logging call returned before the kill must arrive, or
 // have been refused by the harness's collector (and then be counted and
-// told); duplicates must stay within one request per kill; Stats must add
-// up; no child prints a line twice; a child that lost crash protection
+// told); duplicates must stay within one request per kill, and one per
+// answer the collector's outage cut from a live child, counted apart;
+// Stats must add up; no child prints a line twice; a child that lost crash protection
 // says so; lines logged after an outage arrive within one schedule delay
 // plus one retry backoff.
 //
@@ -25,6 +26,7 @@ package integration
 //	ZAPLENS_FAULTS=long go test -run '^TestFaultHarness$' -v -timeout 30m .
 //	  ZAPLENS_FAULTS_DURATION=10m (default 5m) or ZAPLENS_FAULTS_ROUNDS=n; ZAPLENS_FAULTS_SEED=n replays a run;
 //	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
+//	  ZAPLENS_FAULTS_SPOOL=off leaves out the spool's stages; ZAPLENS_FAULTS_CUT=on cuts spool files under live children
 
 import (
 	"context"
@@ -66,11 +68,17 @@ type faultMode struct {
 	duration time.Duration // long mode
 	seed     uint64
 	kinds    []string // the collector's faults to draw from; nil: all
-	err      error
+	// spoolFaults: the spool's stages (faultharness_spool_test.go); off
+	// with ZAPLENS_FAULTS_SPOOL=off. cuts: spool files cut under live
+	// children in the long mode, with ZAPLENS_FAULTS_CUT=on: off by
+	// default while a faulted file is told once per record settled in it.
+	spoolFaults, cuts bool
+	err               error
 }
 
 func readFaultSettings() faultMode {
-	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano())}
+	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano()), spoolFaults: os.Getenv("ZAPLENS_FAULTS_SPOOL") != "off",
+		cuts: os.Getenv("ZAPLENS_FAULTS_CUT") == "on"}
 	var errs []string
 	if os.Getenv("ZAPLENS_FAULTS") == "long" {
 		m.long, m.rounds, m.duration = true, 0, 5*time.Minute
@@ -139,6 +147,7 @@ type faultPhase struct {
 	Kind string // up, down, slow, refuse (the next request gets 400), empty200, json200 (HTTP: stored, then 200 with an empty body, or "{}")
 	At   time.Time
 	D    time.Duration // planned length
+	Slow time.Duration // slow: how long the collector takes over each request
 }
 
 func (p faultPhase) String() string {
@@ -158,6 +167,8 @@ type faultRound struct {
 	stderr   string
 	report   *faultChildReport // the final child's
 	odd200   int64             // answers 200 with an empty or JSON body
+	cut      *faultCut         // a spool file of its cut under it
+	dir      string            // its spool, if not the harness's
 }
 
 func (r *faultRound) String() string {
@@ -173,6 +184,9 @@ func (r *faultRound) String() string {
 		s += ", CPU-starved"
 	}
 	s += "; collector: " + strings.Join(ph, ", ")
+	if c := r.cut; c != nil && c.what != "" {
+		s += fmt.Sprintf("; after %v, %s", c.after.Round(time.Millisecond), c.what)
+	}
 	if !r.killed.IsZero() {
 		s += fmt.Sprintf("; SIGKILL after %v", r.killed.Sub(r.started).Round(time.Millisecond))
 	}
@@ -199,6 +213,7 @@ func TestFaultHarness(t *testing.T) {
 		}
 	}
 	h.final()
+	h.spoolStages(len(h.rounds) + 1) // after the final ShipSpool's sender
 	h.check()
 	t.Logf("seed %d (ZAPLENS_FAULTS_SEED replays it); %v", mode.seed, time.Since(start).Round(time.Millisecond))
 }
@@ -215,6 +230,7 @@ type faultHarness struct {
 	rounds []*faultRound
 	spin   []*exec.Cmd // busy processes of the round under way
 
+	stages            faultStages
 	afterShutdown     faultCopies // what arrived after the final child's clean Shutdown
 	shipStats         zaplens.ShipStats
 	shipErr           error
@@ -228,8 +244,8 @@ type faultHarness struct {
 func newFaultHarness(t *testing.T, mode faultMode) *faultHarness {
 	h := &faultHarness{t: t, mode: mode, rng: rand.New(rand.NewPCG(mode.seed, 22)),
 		dir: t.TempDir(), work: t.TempDir(), led: newFaultLedger()}
-	h.r = StartReceiver(t, WithConsumeHook(h.led.consume))
-	h.front = startFaultFront(t, h.r.HTTPURL())
+	h.r = StartReceiver(t, WithConsumeHookMetadata(h.led.consume))
+	h.front = startFaultFront(t, h.r.HTTPURL(), h.led)
 	t.Cleanup(h.stopSpinners)
 	return h
 }
@@ -258,7 +274,7 @@ func (h *faultHarness) apply(p *faultPhase) {
 		h.r.Stop(h.t)
 		return
 	case "slow":
-		h.led.setSlow(300*time.Millisecond + h.dur(700*time.Millisecond))
+		h.led.setSlow(p.Slow)
 	case "refuse":
 		h.led.arm()
 	case "empty200":
@@ -272,7 +288,8 @@ func (h *faultHarness) apply(p *faultPhase) {
 
 // plan draws a round's collector phases: one to three faults with short
 // spells of health between them, then a tail long enough to see the
-// lines logged after an outage delivered.
+// lines logged after an outage delivered. Every draw of a round is made
+// before it starts, whatever its timing: a seed replays the same rounds.
 func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
 	kinds := []string{"down", "slow", "refuse"}
 	if proto == HTTP {
@@ -292,6 +309,9 @@ func (h *faultHarness) plan(round int, proto Proto) []faultPhase {
 	var ph []faultPhase
 	for n := 1 + h.rng.IntN(3); n > 0; n-- {
 		ph = append(ph, faultPhase{Kind: first, D: 200*time.Millisecond + h.dur(800*time.Millisecond)})
+		if first == "slow" {
+			ph[len(ph)-1].Slow = 300*time.Millisecond + h.dur(700*time.Millisecond)
+		}
 		first = kinds[h.rng.IntN(len(kinds))]
 		ph = append(ph, faultPhase{Kind: "up", D: 100*time.Millisecond + h.dur(300*time.Millisecond)})
 	}
@@ -317,9 +337,19 @@ func (h *faultHarness) round(i int) {
 		total += p.D
 	}
 	killAt := 300*time.Millisecond + h.dur(total-300*time.Millisecond)
+	rd.cut = h.planCut(i, rd.phases, &killAt)
 	c := h.startChild(rd, false)
 	c.Expect("ready")
 	rd.started = time.Now()
+	if rd.cut != nil {
+		timer := time.AfterFunc(rd.cut.after, func() { h.cut(rd.cut, c.Cmd.Process.Pid) })
+		defer func() {
+			if timer.Stop() {
+				close(rd.cut.done)
+			}
+			<-rd.cut.done
+		}()
+	}
 	odd := h.front.emptied.Load()
 	defer func() { rd.odd200 = h.front.emptied.Load() - odd }()
 	for k := range rd.phases {
@@ -348,7 +378,7 @@ func (h *faultHarness) round(i int) {
 	if s := rd.progress.Snap; s != nil {
 		st = fmt.Sprintf("unprotected %d, recovered %d (%d exported, %d failed)", s.Unprotected, s.Recovered, s.RecoveredExported, s.RecoveredFailed)
 	}
-	t.Logf("%v: %d lines logged; %s", rd, logged, st)
+	t.Logf("%v: %d lines logged; %s; longest logging call %v", rd, logged, st, rd.progress.LongestCall.Round(time.Millisecond))
 }
 
 // final is the last child. Through an outage it logs (A), its ForceFlush
@@ -428,6 +458,7 @@ func (h *faultHarness) final() {
 	if err := json.Unmarshal([]byte(c.Expect("report ")), &rep); err != nil {
 		t.Fatal(err)
 	}
+	c.Send("exit")
 	_ = c.Cmd.Wait()
 	rd.report = &rep
 	rd.stderr = c.stderr.String()
@@ -441,7 +472,8 @@ func (h *faultHarness) final() {
 	// finds nothing of the final child's, and nothing is re-sent.
 	before := h.led.copies()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard))
+	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard),
+		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(rd.i + 1)}))
 	cancel()
 	time.Sleep(100 * time.Millisecond) // not an assertion: lets an answer in flight be counted
 	h.afterShutdown = h.led.copies().minus(before)
@@ -455,7 +487,7 @@ func (h *faultHarness) check() {
 		rounds, starved, kills                      int
 		logged, arrived, missing, refused, dups     int
 		maxDupsPerKill, unprotected, repeatRefusals int
-		told                                        int
+		told, killDups, flapDups, cuts              int
 	}
 	tot.rounds = len(h.rounds)
 	final := h.rounds[len(h.rounds)-1]
@@ -494,24 +526,14 @@ func (h *faultHarness) check() {
 		if c.phantom > 0 {
 			t.Errorf("%v: %d lines arrived that the child never logged (past its progress): the harness's count is wrong", rd, c.phantom)
 		}
-		// Duplicates: one request per kill that could have had this run's
-		// lines in flight: its own, and those of the children that
-		// recovered its files until the last of them arrived.
-		kills := 0
-		for _, r := range h.rounds[rd.i:min(c.lastRound+1, len(h.rounds))] {
-			if !r.killed.IsZero() {
-				kills++
-			}
+		d := h.dupCauses(rd.i)
+		tot.killDups += d.kill
+		tot.flapDups += d.flap
+		tot.maxDupsPerKill = max(tot.maxDupsPerKill, d.mostPerKill)
+		for _, p := range d.problems {
+			t.Errorf("%v: %s (%d lines arrived twice or more); %s", rd, p, c.dupLines, h.childState(rd))
 		}
-		if kills > 0 && c.dups > kills*faultBatch {
-			t.Errorf("%v: %d lines arrived twice or more (%d copies too many), over %d kills' worth of one request (%d records each); %s",
-				rd, c.dupLines, c.dups, kills, faultBatch, h.childState(rd))
-		}
-		if kills > 0 {
-			tot.maxDupsPerKill = max(tot.maxDupsPerKill, c.dups/kills)
-		} else if c.dups > 0 {
-			t.Errorf("%v: %d copies too many of lines no kill had in flight; %s", rd, c.dups, h.childState(rd))
-		}
+		tot.cuts += h.led.cutAnswers(rd.i)
 		h.checkChild(rd)
 		if s := rd.progress.Snap; s != nil {
 			tot.unprotected += int(s.Unprotected)
@@ -541,9 +563,54 @@ func (h *faultHarness) check() {
 	}
 	emptied := h.front.emptied.Load()
 	t.Logf("fault harness: %d rounds (%d CPU-starved, %d SIGKILLs), %d lines logged, %d arrived, %d lost, %d failed and told, %d refused by the collector (%d requests, %d of them re-sent), "+
-		"%d duplicates (most per kill %d, allowed %d), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s (timed after %d of %d outages)",
+		"%d duplicates (%d sent again after a kill, most per kill %d, allowed %d; %d sent again by a live child whose answer the collector's outage cut, %d answers cut), %d unprotected, %d kept by the clean Shutdown and shipped after it (%d of them twice), %d answers 200 with an empty or JSON body; worst delivery after an outage %v%s (timed after %d of %d outages)",
 		tot.rounds, tot.starved, tot.kills, tot.logged, tot.arrived, tot.missing, tot.told, tot.refused, len(refusals), tot.repeatRefusals,
-		tot.dups, tot.maxDupsPerKill, faultBatch, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote, h.outagesMeasured, h.outages)
+		tot.dups, tot.killDups, tot.maxDupsPerKill, faultBatch, tot.flapDups, tot.cuts, tot.unprotected, h.afterShutdown.copies, h.afterShutdown.dupCopies, emptied, h.worstRecovery.Round(time.Millisecond), h.worstRecoveryNote, h.outagesMeasured, h.outages)
+	if h.mode.spoolFaults {
+		t.Logf("spool faults: %s", h.spoolSummary())
+	}
+}
+
+// faultDupVerdict is what the copies of one run's lines beyond the first
+// came from, and what in them breaks the promise.
+type faultDupVerdict struct {
+	kill, flap  int // sent again after a kill; by a live child whose answer was cut
+	mostPerKill int
+	problems    []string
+}
+
+// dupCauses judges the copies of run's lines beyond the first, each by
+// the child that had sent the copy before it. A child killed before its
+// answer leaves one request per stream unsettled (its own lines, and
+// those it was recovering): the next child to recover them sends them
+// again, and if it too is killed before its answer, the one after it.
+// So each kill may cost each run one request, charged to the child that
+// died. A live child sends a request again only when it had no answer:
+// the front went down under it, after the collector had stored it.
+func (h *faultHarness) dupCauses(run int) faultDupVerdict {
+	var v faultDupVerdict
+	for k, n := range h.led.duplicates(run) {
+		killed := k.sender < len(h.rounds) && !h.rounds[k.sender].killed.IsZero()
+		switch {
+		case k.live:
+			v.flap += n
+			if cut := h.led.cutAnswers(k.sender); n > cut*faultBatch {
+				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut",
+					k.sender, n, cut, faultBatch))
+			}
+		case killed:
+			v.kill += n
+			v.mostPerKill = max(v.mostPerKill, n)
+			if n > faultBatch {
+				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records)",
+					n, k.sender, faultBatch))
+			}
+		default:
+			v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent were sent again by another process, and that child was not killed",
+				n, k.sender))
+		}
+	}
+	return v
 }
 
 // childState is what a failure message says about a child's end.
@@ -561,6 +628,17 @@ func (h *faultHarness) childState(rd *faultRound) string {
 		}
 	}
 	return s
+}
+
+// callState says how the child's logging calls went: a child whose lines
+// stop coming was stuck in them, or starved of CPU.
+func (rd *faultRound) callState() string {
+	p := rd.progress
+	if p.LastReturned.IsZero() {
+		return "no logging call returned"
+	}
+	return fmt.Sprintf("its longest logging call took %v, the last returned %v before its end",
+		p.LongestCall.Round(time.Millisecond), rd.end().Sub(p.LastReturned).Round(time.Millisecond))
 }
 
 func (rd *faultRound) end() time.Time {
@@ -710,8 +788,8 @@ func (h *faultHarness) checkRecoveryLatency(rd *faultRound) {
 			// of them and more, it must have logged, and what it logged
 			// arrived, or its call was stuck.
 			if long := 2*faultPause(rd.burst) + slack; !rd.killed.IsZero() && healthyTill.Sub(up.At) >= long {
-				h.t.Errorf("%v: the collector stayed up %v after an outage, and no line the child logged in that time arrived; its bursts come every %v",
-					rd, healthyTill.Sub(up.At).Round(time.Millisecond), faultPause(rd.burst))
+				h.t.Errorf("%v: the collector stayed up %v after an outage, and no line the child logged in that time arrived; its bursts come every %v; %s",
+					rd, healthyTill.Sub(up.At).Round(time.Millisecond), faultPause(rd.burst), rd.callState())
 			}
 			continue
 		}
@@ -765,7 +843,11 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 		t.Fatal(err)
 	}
 	pause := faultPause(rd.burst) // a rank's burst, then compute
-	cfg := faultChildConfig{Dir: h.dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
+	dir := h.dir
+	if rd.dir != "" {
+		dir = rd.dir
+	}
+	cfg := faultChildConfig{Dir: dir, Endpoint: h.endpoint(rd.proto), Proto: rd.proto, Run: rd.i, Goroutines: faultGoroutines,
 		Burst: rd.burst, Pause: pause, ScheduleDelay: faultScheduleDelay, BatchSize: faultBatch, Progress: progress, Driven: driven}
 	if rd.starved {
 		cfg.Spinners = 3
@@ -811,21 +893,28 @@ func (h *faultHarness) stopSpinners() {
 // (connection refused) and come back on the same port, and can answer 200
 // with an empty body and no content type (VictoriaLogs) or with "{}" as
 // application/json (some proxies) after the receiver stored the request.
+//
+// Going down, it closes every connection at once, as a collector's process
+// that dies does: a request the receiver behind it has stored gets no
+// answer, and its sender, alive, sends it again. The front tells the
+// ledger of each such request (cut), by its sender.
 type faultFront struct {
 	addr    string
 	proxy   *httputil.ReverseProxy
+	led     *faultLedger
 	answer  atomic.Int32 // frontForward, frontEmpty, frontJSON
 	emptied atomic.Int64 // answers replaced
+	downs   atomic.Int64 // times it went down
 	mu      sync.Mutex
 	srv     *http.Server
 }
 
-func startFaultFront(t *testing.T, target string) *faultFront {
+func startFaultFront(t *testing.T, target string, led *faultLedger) *faultFront {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u)}
+	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
 	f.proxy.ModifyResponse = func(resp *http.Response) error {
 		a := f.answer.Load()
@@ -852,6 +941,7 @@ const (
 	frontForward = iota
 	frontEmpty
 	frontJSON
+	frontHang // takes requests and answers none while it lasts
 )
 
 func (f *faultFront) URL() string { return "http://" + f.addr }
@@ -870,14 +960,31 @@ func (f *faultFront) up(t *testing.T) {
 	}) {
 		t.Fatalf("front: cannot listen on %s again", f.addr)
 	}
-	f.srv = &http.Server{Handler: f.proxy, ReadHeaderTimeout: 10 * time.Second}
+	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func(srv *http.Server) { _ = srv.Serve(ln) }(f.srv)
+}
+
+// serve forwards a request; one whose answer had not been written out
+// when the front went down is cut. (One written just before it may be
+// counted cut too: the count bounds what a live sender may send again.)
+func (f *faultFront) serve(w http.ResponseWriter, r *http.Request) {
+	downs := f.downs.Load()
+	if f.answer.Load() == frontHang {
+		<-r.Context().Done() // a collector that hangs never answers, nor stores, this request
+		return
+	}
+	f.proxy.ServeHTTP(w, r)
+	_ = http.NewResponseController(w).Flush()
+	if f.downs.Load() != downs {
+		f.led.cut(f.led.sender(map[string]string{faultSenderHeader: r.Header.Get(faultSenderHeader)}))
+	}
 }
 
 func (f *faultFront) down() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.srv != nil {
+		f.downs.Add(1)
 		_ = f.srv.Close()
 		f.srv = nil
 	}
@@ -890,21 +997,40 @@ func (f *faultFront) down() {
 type faultLedger struct {
 	mu      sync.Mutex
 	start   time.Time
-	round   int // the round under way: a line's first arrival remembers it
+	round   int // the round under way
 	lines   map[[2]int][]faultLine
 	slow    time.Duration
 	armed   bool
 	refused []faultRefusal
+	dups    map[faultDupKey]int // copies beyond the first, by their cause
+	cuts    map[int]int         // round -> answers its child never got: the front went down under the request
 }
 
 // faultLine is one (run, g, seq).
 type faultLine struct {
 	count   uint16
 	refused bool
-	round   int16 // of its first arrival
+	sender  int16 // the round whose child sent its latest copy
 	logged  int32 // ms since the ledger's start
 	arrived int32 // ms since the ledger's start, first arrival
 }
+
+// faultDupKey is the cause of copies of run's lines beyond the first: the
+// child that had sent the copy before, sender, either sent them again
+// itself (live: its answer lost when the collector went down), or died
+// before it had the answer, and a later child sent them again.
+type faultDupKey struct {
+	run, sender int
+	live        bool
+}
+
+// faultSenderHeader names the round whose child sent a request: every
+// child sends it (WithHeaders), and the final ShipSpool too. Its value is
+// no bare number: header values are redacted from the errors a child
+// prints, and "4" would hide the "400" the harness looks for.
+const faultSenderHeader = "fault-child"
+
+func faultSender(round int) string { return "fault-round-" + strconv.Itoa(round) }
 
 type faultRefusal struct {
 	at     time.Time
@@ -929,13 +1055,45 @@ func (c faultCopies) minus(b faultCopies) faultCopies {
 }
 
 func newFaultLedger() *faultLedger {
-	return &faultLedger{start: time.Now(), lines: map[[2]int][]faultLine{}}
+	return &faultLedger{start: time.Now(), lines: map[[2]int][]faultLine{}, dups: map[faultDupKey]int{}, cuts: map[int]int{}}
 }
 
 func (l *faultLedger) setSlow(d time.Duration) { l.mu.Lock(); l.slow = d; l.mu.Unlock() }
 func (l *faultLedger) arm()                    { l.mu.Lock(); l.armed = true; l.mu.Unlock() }
 func (l *faultLedger) disarm()                 { l.mu.Lock(); l.armed = false; l.mu.Unlock() }
 func (l *faultLedger) setRound(i int)          { l.mu.Lock(); l.round = i; l.mu.Unlock() }
+func (l *faultLedger) cut(sender int)          { l.mu.Lock(); l.cuts[sender]++; l.mu.Unlock() }
+
+// sender is the round whose child sent a request, from its header; the
+// round under way if it has none.
+func (l *faultLedger) sender(md map[string]string) int {
+	if n, err := strconv.Atoi(strings.TrimPrefix(md[faultSenderHeader], "fault-round-")); err == nil {
+		return n
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.round
+}
+
+// duplicates returns the copies beyond the first of run's lines, by cause.
+func (l *faultLedger) duplicates(run int) map[faultDupKey]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[faultDupKey]int{}
+	for k, n := range l.dups {
+		if k.run == run {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// cutAnswers is how many answers to round's child the front cut.
+func (l *faultLedger) cutAnswers(round int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cuts[round]
+}
 
 func (l *faultLedger) refusalLog() []faultRefusal {
 	l.mu.Lock()
@@ -960,7 +1118,8 @@ type faultKey struct {
 }
 
 // consume is the receiver's hook.
-func (l *faultLedger) consume(_ int, ld plog.Logs) error {
+func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
+	sender := l.sender(md)
 	var keys []faultKey
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
@@ -1013,10 +1172,12 @@ func (l *faultLedger) consume(_ int, ld plog.Logs) error {
 	for _, k := range keys {
 		ln := l.line(k.run, k.g, k.seq)
 		if ln.count == 0 {
-			ln.round = int16(l.round)
 			ln.arrived = now
 			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
+		} else {
+			l.dups[faultDupKey{run: k.run, sender: int(ln.sender), live: int(ln.sender) == sender}]++
 		}
+		ln.sender = int16(sender)
 		if ln.count < 65535 {
 			ln.count++
 		}
@@ -1047,13 +1208,12 @@ type faultTally struct {
 	dups, dupLines            int // copies beyond the first; lines with any
 	phantom                   int // arrived past what the child logged
 	firstMissing              [2]int
-	lastRound                 int // of the last first arrival
 }
 
 func (l *faultLedger) tally(run int, logged []uint64) faultTally {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := faultTally{lastRound: run}
+	var c faultTally
 	for g, n := range logged {
 		s := l.lines[[2]int{run, g}]
 		for seq := range max(len(s), int(n)) {
@@ -1064,7 +1224,6 @@ func (l *faultLedger) tally(run int, logged []uint64) faultTally {
 			switch {
 			case ln.count > 0:
 				c.arrived++
-				c.lastRound = max(c.lastRound, int(ln.round))
 				if ln.count > 1 {
 					c.dups += int(ln.count) - 1
 					c.dupLines++

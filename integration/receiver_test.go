@@ -85,7 +85,7 @@ type receiverConfig struct {
 	token       string
 	delay       time.Duration
 	answerDelay time.Duration
-	hook        func(call int, ld plog.Logs) error
+	hook        func(call int, md map[string]string, ld plog.Logs) error
 	stopped     bool
 }
 
@@ -127,6 +127,12 @@ func WithAnswerDelay(d time.Duration) ReceiverOption {
 // seconds), a consumererror.NewPermanent error into Internal (HTTP 500) and
 // any other error into Unavailable (HTTP 503).
 func WithConsumeHook(hook func(call int, ld plog.Logs) error) ReceiverOption {
+	return WithConsumeHookMetadata(func(call int, _ map[string]string, ld plog.Logs) error { return hook(call, ld) })
+}
+
+// WithConsumeHookMetadata is WithConsumeHook with the request's headers or
+// gRPC metadata too (as Call.Metadata: lower-case keys, first value).
+func WithConsumeHookMetadata(hook func(call int, md map[string]string, ld plog.Logs) error) ReceiverOption {
 	return func(c *receiverConfig) { c.hook = hook }
 }
 
@@ -340,16 +346,16 @@ func (r *Receiver) consume(ctx context.Context, ld plog.Logs) error {
 		call.Proto = GRPC
 	}
 	n := int(r.exports.Add(1))
-	call.Err = r.answer(ctx, n, ld)
+	call.Err = r.answer(ctx, n, call.Metadata, ld)
 	r.callsMu.Lock()
 	r.calls = append(r.calls, call)
 	r.callsMu.Unlock()
 	return call.Err
 }
 
-func (r *Receiver) answer(ctx context.Context, n int, ld plog.Logs) error {
+func (r *Receiver) answer(ctx context.Context, n int, md map[string]string, ld plog.Logs) error {
 	if r.cfg.hook != nil {
-		if err := r.cfg.hook(n, ld); err != nil {
+		if err := r.cfg.hook(n, md, ld); err != nil {
 			return err
 		}
 	}
