@@ -27,6 +27,7 @@ type segment struct {
 	walkOff  int    // the frame of record walkAt, or one before it: see recordAt
 	walkAt   uint64
 	sealed   bool   // full: no record goes in any more
+	faulted  bool   // its mapping faulted while settling: not touched again
 	touched  bool   // every page was written through the mapping once
 	hasScope []bool // scopes whose frame it holds
 }

@@ -466,6 +466,9 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	switch {
 	case keep:
 		seg.kept += k
+	case seg.faulted:
+		// Its mapping faulted once: touched again it faults again, and
+		// the fault was told already (once a file, not once a batch).
 	case seg.kept == 0:
 		err = guardFault(func() { storeUint64(seg.mem[offSettled:], seg.decided+k) })
 	default:
@@ -484,7 +487,7 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 // aside, until the next takes over; one in an older file leaves the active
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
-	seg.sealed = true
+	seg.sealed, seg.faulted = true, true
 	if seg == s.active {
 		s.stepAside(err)
 		return

@@ -1159,7 +1159,8 @@ func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
 			if err := os.Truncate(path, 0); err != nil {
 				t.Fatal(err)
 			}
-			s.Settle(i, false) // the first file faults
+			s.Settle(i/2, false) // the first file faults
+			s.Settle(i-i/2, false)
 			switch line := <-said; {
 			case !strings.Contains(line, "fault in the mapped file") || !strings.Contains(line, path):
 				t.Errorf("said %q, want the fault and the file", line)
@@ -1167,6 +1168,12 @@ func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
 				t.Error("a fault in an older file let the active file go")
 			}
 			fillAndSettle(t, s, 12) // three times the bound
+			// Told once a file, not once a settle.
+			for len(said) > 0 {
+				if line := <-said; strings.Contains(line, "fault in the mapped file") {
+					t.Errorf("the fault told again: %q", line)
+				}
+			}
 		})
 	}
 }
