@@ -194,3 +194,45 @@ func TestRedactGlobalSetLater(t *testing.T) {
 		leaks(t, "span event "+ev.Name, fmt.Sprint(ev.Attributes))
 	}
 }
+
+// failingObject adds a secret, then fails with it in its error's text.
+type failingObject struct{ secret string }
+
+func (o failingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("part", o.secret)
+	return errors.New("cannot marshal " + o.secret)
+}
+
+// panickingStringer panics with its secret.
+type panickingStringer struct{ secret string }
+
+func (s panickingStringer) String() string { panic(s.secret) }
+
+// The text zap puts under "<key>Error" when a redacted key's marshaler
+// fails or its Stringer panics is the field's own, and is redacted with
+// it, on both ways.
+func TestRedactKeyError(t *testing.T) {
+	cleanEnv(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour), WithRedactKeys("token"))
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	l.Info("direct", zap.Stringer("token", panickingStringer{"s3cret-stringer"}))
+	l.Info("general", zap.Object("token", failingObject{"s3cret-object"}))
+	l.Info("general", zap.Namespace("ns"), zap.Stringer("Token", panickingStringer{"s3cret-nested"}))
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.records.Load(); n != 3 {
+		t.Fatalf("the receiver holds %d records, want 3", n)
+	}
+	var sent strings.Builder
+	for _, rl := range srv.resources() {
+		sent.WriteString(prototext.Format(rl))
+	}
+	leaks(t, "records sent", sent.String())
+	for _, k := range []string{`"tokenError"`, `"TokenError"`} {
+		if !strings.Contains(sent.String(), k) {
+			t.Errorf("no %s sent", k)
+		}
+	}
+}
