@@ -52,11 +52,13 @@ func fileReplaces(k string) bool {
 	return false
 }
 
-// replacedVariables lists the variables set that the file replaces, sorted.
+// replacedVariables lists the variables set that the file replaces, sorted;
+// not the other signals' (_TRACES_, _METRICS_), which zaplens never reads.
 func replacedVariables() []string {
 	var set []string
 	for _, kv := range os.Environ() {
-		if k, v, _ := strings.Cut(kv, "="); v != "" && fileReplaces(k) {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" && fileReplaces(k) && !strings.Contains(k, "_TRACES_") && !strings.Contains(k, "_METRICS_") {
 			set = append(set, k)
 		}
 	}

@@ -52,7 +52,7 @@ type bridge struct {
 	provider log.LoggerProvider
 	level    zapcore.LevelEnabler // what any logger wants: cfg.level, or with WithLevelFor the union of levels
 	perName  bool                 // WithLevelFor was given: each scope has its own level
-	redact   *otlpwire.Redactor   // a zaplens provider's WithRedactKeys, for what leaves around its encoder
+	redact   redactSource         // a zaplens provider's WithRedactKeys, for what leaves around its encoder
 
 	mu     sync.Mutex                             // serialises additions to scopes
 	scopes atomic.Pointer[map[string]*namedScope] // by zap logger name; copied on write
@@ -90,9 +90,7 @@ func NewCore(opts ...Option) *Core {
 	if b.provider == nil {
 		b.provider = otel.GetLoggerProvider()
 	}
-	if p, ok := b.provider.(*LoggerProvider); ok {
-		b.redact = p.limits.Redact
-	}
+	b.redact.init(b.provider)
 	b.scopes.Store(&map[string]*namedScope{})
 	return &Core{b: b, wire: wireWith{ok: true}}
 }
@@ -141,7 +139,7 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 	}
 	e := getEncoder()
 	defer putEncoder(e)
-	e.redact = c.b.redact
+	e.redact = c.b.redact.get()
 	c.seed(e)
 	e.addFields(fields)
 	nc.with = slices.Clone(e.kvs)
@@ -276,7 +274,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
-	e.redact = c.b.redact
+	e.redact = c.b.redact.get()
 	ctx, sc := c.entryContext(r)
 	if c.b.cfg.traceBased.drops(ent.Level, &sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
@@ -313,7 +311,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	}
 	attrs := c.convert(e, ent, fields)
 	if span != nil {
-		c.b.cfg.spans.addEvent(span, *ent, e.err, c.b.redact.Attrs(attrs), c.b.redact)
+		c.b.cfg.spans.addEvent(span, *ent, e.err, e.redact.Attrs(attrs), e.redact)
 	}
 	if !enabled {
 		return

@@ -221,15 +221,25 @@ func (c *providerConfig) resolveEndpoint() error {
 	return errors.Join(errs...)
 }
 
-// resolveHeaders reads OTEL_EXPORTER_OTLP_[LOGS_]HEADERS, or checks the
-// headers an option or the file gave, by the rules of the transport.
-func (c *providerConfig) resolveHeaders() (err error) {
-	if v := c.headers.lookup("OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"); c.headers.env {
-		c.headers.value, err = parseHeaders(c.headers.from, v, c.protocol.value)
-	} else {
-		c.headers.value, err = checkHeaders(c.headers.from, c.headers.value, c.protocol.value)
+// resolveHeaders reads OTEL_EXPORTER_OTLP_[LOGS_]HEADERS, the first that
+// parses, as otlploggrpc reads them: a signal-specific value that does not
+// parse gives way to the general one. Headers an option or the file gave
+// are checked by the rules of the transport.
+func (c *providerConfig) resolveHeaders() error {
+	var errs []error
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"} {
+		if v := c.headers.lookup(k); c.headers.env {
+			h, err := parseHeaders(k, v, c.protocol.value)
+			if err == nil {
+				c.headers.value = h
+				return errors.Join(errs...)
+			}
+			errs = append(errs, c.headers.bad(map[string]string{}, err))
+		}
 	}
-	return c.headers.bad(map[string]string{}, err)
+	h, err := checkHeaders(c.headers.from, c.headers.value, c.protocol.value)
+	c.headers.value = h
+	return errors.Join(append(errs, c.headers.bad(map[string]string{}, err))...)
 }
 
 // resolveCompression reads OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION: gzip or

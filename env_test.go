@@ -594,7 +594,8 @@ func TestBadValueBySource(t *testing.T) {
 		// The file replaces the SDK's variables, as the declarative-configuration
 		// spec says: a header meant for another endpoint is not sent to the file's.
 		{"file replaces variables", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", ""), "OTEL_BLRP_MAX_QUEUE_SIZE": "100",
-			"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20other", "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip", "ZAPLENS_QUEUE_BYTES": "2048"}, nil, []string{
+			"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20other", "OTEL_EXPORTER_OTLP_LOGS_COMPRESSION": "gzip", "ZAPLENS_QUEUE_BYTES": "2048",
+			"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "k=v", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://m:1"}, nil, []string{
 			`batch 1000 true`,
 			`queue bytes 2048`,
 			`endpoint https://c:1`,

@@ -82,22 +82,11 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // by each export, and records wait in the queue meanwhile.
 func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProvider, error) {
 	c := newProviderConfig(opts)
-	file, err := c.applyConfigFile(ctx)
+	off, err := c.resolve(ctx)
 	if err != nil {
 		return voidProvider(&c, err)
 	}
-	if file != nil {
-		if file.disabled && !c.disabled.set {
-			return noopProvider(), nil
-		}
-		if c.resource == nil {
-			c.resource, c.serviceFallback = file.resource, true
-		}
-	}
-	if err := c.resolveEnv(); err != nil {
-		return voidProvider(&c, err)
-	}
-	if c.off() {
+	if off {
 		return noopProvider(), nil
 	}
 	p, err := build(ctx, &c)
@@ -108,6 +97,29 @@ func NewLoggerProvider(ctx context.Context, opts ...ProviderOption) (*LoggerProv
 		return p, fmt.Errorf("zaplens: logger provider: %w", p.spoolErr)
 	}
 	return p, nil
+}
+
+// resolve reads the configuration file, OTEL_CONFIG_FILE, then the
+// variables it leaves to be read, into what no option set, as
+// NewLoggerProvider and ShipSpool both read them. off tells that export is
+// off by configuration.
+func (c *providerConfig) resolve(ctx context.Context) (off bool, err error) {
+	file, err := c.applyConfigFile(ctx)
+	if err != nil {
+		return false, err
+	}
+	if file != nil {
+		if file.disabled && !c.disabled.set {
+			return true, nil
+		}
+		if c.resource == nil {
+			c.resource, c.serviceFallback = file.resource, true
+		}
+	}
+	if err := c.resolveEnv(); err != nil {
+		return false, err
+	}
+	return c.off(), nil
 }
 
 // newProviderConfig applies opts, skipping nil ones.

@@ -3,7 +3,12 @@ package zaplens
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/log"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
 )
@@ -72,4 +77,51 @@ func redactJSON(r *otlpwire.Redactor, b []byte) []byte {
 	redactTree(r, tree)
 	out, _ := json.Marshal(tree) // a decoded tree marshals
 	return out
+}
+
+// redactSource is the redactor of a bridge's provider: a zaplens
+// provider's, known when the core is built. A core built on otel's global
+// provider before the program set it holds the global's delegate, which
+// forwards to the provider set first, "updated in place": its redactor is
+// looked up at the first entry after the global is set.
+type redactSource struct {
+	r        atomic.Pointer[otlpwire.Redactor]
+	pending  atomic.Bool        // delegate has nothing set behind it yet
+	delegate log.LoggerProvider // the global's delegate, while pending
+}
+
+// globalDelegate is the package of the type otel.GetLoggerProvider returns
+// before a provider is set.
+const globalDelegate = "go.opentelemetry.io/otel/internal/global"
+
+func (s *redactSource) init(p log.LoggerProvider) {
+	if zp, ok := p.(*LoggerProvider); ok {
+		s.r.Store(zp.limits.Redact)
+		return
+	}
+	if t := reflect.TypeOf(p); t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == globalDelegate {
+		s.delegate = p
+		s.pending.Store(true)
+	}
+}
+
+// get returns the redactor, nil for none: one atomic load, two while the
+// global provider is not set.
+func (s *redactSource) get() *otlpwire.Redactor {
+	if s.pending.Load() {
+		s.resolve()
+	}
+	return s.r.Load()
+}
+
+// resolve looks the redactor up once the global provider is set.
+func (s *redactSource) resolve() {
+	p := otel.GetLoggerProvider()
+	if p == s.delegate {
+		return // not set yet
+	}
+	if zp, ok := p.(*LoggerProvider); ok {
+		s.r.Store(zp.limits.Redact)
+	}
+	s.pending.Store(false)
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"go.uber.org/multierr"
@@ -158,5 +160,89 @@ func leaks(t *testing.T, way, out string) {
 		end := min(len(rest), i+32)
 		t.Errorf("%s: a secret leaves: %q", way, rest[i:end])
 		rest = rest[i+6:]
+	}
+}
+
+// globalChildEnv marks the child TestRedactGlobalSetLater runs in.
+const globalChildEnv = "ZAPLENS_REDACT_GLOBAL_CHILD"
+
+// A core built on the global provider before the program sets it, as
+// otel.GetLoggerProvider documents ("updated in place"), redacts what it
+// sends around the provider's encoder as a core given the provider does:
+// span events, and values past the depth bound, which become JSON text.
+// Setting the global provider is for the whole process, so the test runs
+// in a child of its own.
+func TestRedactGlobalSetLater(t *testing.T) {
+	if os.Getenv(globalChildEnv) == "" {
+		cmd := childCommand("TestRedactGlobalSetLater", globalChildEnv+"=1")
+		cmd.Args = append(cmd.Args, "-test.v")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestRedactGlobalSetLater") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour), WithRedactKeys("token"))
+	l := zap.New(NewCore(WithSpanEvents(zapcore.InfoLevel))) // on the global provider, not yet set
+	otel.SetLoggerProvider(p)
+	span := recordedSpan(t, func(ctx context.Context) {
+		l.Info("deep", Context(ctx), zap.String("token", "s3cret-event"), zap.Object("obj", deepObject{40, "s3cret-deep"}))
+	})
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.records.Load(); n != 1 {
+		t.Fatalf("the receiver holds %d records, want 1", n)
+	}
+	var sent strings.Builder
+	for _, rl := range srv.resources() {
+		sent.WriteString(prototext.Format(rl))
+	}
+	leaks(t, "records sent", sent.String())
+	for _, ev := range span.Events() {
+		leaks(t, "span event "+ev.Name, fmt.Sprint(ev.Attributes))
+	}
+}
+
+// failingObject adds a secret, then fails with it in its error's text.
+type failingObject struct{ secret string }
+
+func (o failingObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddString("part", o.secret)
+	return errors.New("cannot marshal " + o.secret)
+}
+
+// panickingStringer panics with its secret.
+type panickingStringer struct{ secret string }
+
+func (s panickingStringer) String() string { panic(s.secret) }
+
+// The text zap puts under "<key>Error" when a redacted key's marshaler
+// fails or its Stringer panics is the field's own, and is redacted with
+// it, on both ways.
+func TestRedactKeyError(t *testing.T) {
+	cleanEnv(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour), WithRedactKeys("token"))
+	l := zap.New(NewCore(WithLoggerProvider(p)))
+	l.Info("direct", zap.Stringer("token", panickingStringer{"s3cret-stringer"}))
+	l.Info("general", zap.Object("token", failingObject{"s3cret-object"}))
+	l.Info("general", zap.Namespace("ns"), zap.Stringer("Token", panickingStringer{"s3cret-nested"}))
+	if err := p.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.records.Load(); n != 3 {
+		t.Fatalf("the receiver holds %d records, want 3", n)
+	}
+	var sent strings.Builder
+	for _, rl := range srv.resources() {
+		sent.WriteString(prototext.Format(rl))
+	}
+	leaks(t, "records sent", sent.String())
+	for _, k := range []string{`"tokenError"`, `"TokenError"`} {
+		if !strings.Contains(sent.String(), k) {
+			t.Errorf("no %s sent", k)
+		}
 	}
 }

@@ -180,8 +180,8 @@ func (s ShipStats) String() string {
 
 // ShipSpool sends what dir holds, left by processes that ended (files a
 // live process holds are not touched), configured as [NewLoggerProvider]
-// is, by opts and the OTEL_* variables, and returns when done or when ctx
-// is. Each file is taken with a lock, so that it runs safely beside
+// is, by opts, OTEL_CONFIG_FILE and the OTEL_* variables, and returns when
+// done or when ctx is. Each file is taken with a lock, so that it runs safely beside
 // programs starting on dir. A failed export, after the exporter's retries,
 // stops it: what is left stays in dir, and the error says why. A file it
 // cannot read (of a newer zaplens's format, or failing to read) stays too,
@@ -194,11 +194,12 @@ func ShipSpool(ctx context.Context, dir string, opts ...ProviderOption) (ShipSta
 	if dir == "" {
 		return ShipStats{}, fmt.Errorf("zaplens: ship: no directory")
 	}
-	if err := c.resolveEnv(); err != nil {
+	off, err := c.resolve(ctx)
+	if err != nil {
 		return ShipStats{}, fmt.Errorf("zaplens: ship %s: %w", dir, err)
 	}
-	if c.off() {
-		return ShipStats{}, fmt.Errorf("zaplens: ship %s: export is off (OTEL_SDK_DISABLED=true or OTEL_LOGS_EXPORTER=none)", dir)
+	if off {
+		return ShipStats{}, fmt.Errorf("zaplens: ship %s: export is off (OTEL_SDK_DISABLED=true, OTEL_LOGS_EXPORTER=none, or no logger_provider in OTEL_CONFIG_FILE)", dir)
 	}
 	p, err := build(ctx, &c)
 	if err != nil {

@@ -656,16 +656,42 @@ func TestShipSpool(t *testing.T) {
 	t.Log(st)
 }
 
+// keptLine leaves one line in a spool directory, kept by a provider whose
+// collector, at addr, is down.
+func keptLine(t *testing.T) (dir, addr string) {
+	cleanEnv(t)
+	dir, addr = t.TempDir(), freeAddr(t)
+	p := newTestProvider(t, WithEndpoint("http://"+addr), WithSpool(dir), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))
+	zap.New(NewCore(WithLoggerProvider(p))).Info("kept")
+	_ = p.Shutdown(context.Background()) // no collector: the line is kept
+	return dir, addr
+}
+
+// ShipSpool reads OTEL_CONFIG_FILE as NewLoggerProvider does: the file
+// that names the program's endpoint, and replaces the OTEL_* variables,
+// names zaplens-ship's in the job's epilogue too.
+func TestShipSpoolReadsConfigFile(t *testing.T) {
+	dir, addr := keptLine(t)
+	file := filepath.Join(t.TempDir(), "otel.yaml")
+	conf := fmt.Sprintf(`{file_format: "1.0-rc.2", logger_provider: {processors: [{batch: {exporter: {otlp_grpc: {endpoint: "http://%s"}}}}]}}`, addr)
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OTEL_CONFIG_FILE", file)
+	srv := startOTLPServer(t, addr, keepRecords())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := ShipSpool(ctx, dir, WithLossWriter(nil), WithOTLPTimeout(time.Second))
+	if err != nil || st.Exported != 1 || srv.records.Load() != 1 {
+		t.Errorf("%v, %+v, %d records received: want the kept line sent to the file's endpoint", err, st, srv.records.Load())
+	}
+}
+
 // ShipSpool does not end in success while it leaves a file unread, here
 // one of a newer format, whose records it cannot count: it says which, and
 // why.
 func TestShipSpoolTellsAFileLeftUnread(t *testing.T) {
-	cleanEnv(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	p := newTestProvider(t, WithEndpoint("http://"+addr), WithSpool(dir), WithOTLPTimeout(200*time.Millisecond), WithLossWriter(nil))
-	zap.New(NewCore(WithLoggerProvider(p))).Info("kept")
-	_ = p.Shutdown(context.Background()) // no collector: the line is kept
+	dir, addr := keptLine(t)
 	files := segFilesIn(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("spool files %v, want one", files)

@@ -6,10 +6,10 @@
 //
 //	go run github.com/zaplens/zaplens/cmd/zaplens-ship [-timeout 1m] DIR
 //
-// It is configured as the programs are, by the OTEL_* variables (endpoint,
-// protocol, headers, TLS, timeout), and sends each record with the
-// resource and timestamps it was logged with. Files a live process holds
-// are left alone, so it may run beside a job. It prints a summary and
+// It is configured as the programs are, by OTEL_CONFIG_FILE or the OTEL_*
+// variables (endpoint, protocol, headers, TLS, timeout), and sends each
+// record with the resource and timestamps it was logged with. Files a
+// live process holds are left alone, so it may run beside a job. It prints a summary and
 // exits 0 when nothing is left to send, 1 when records are left in the
 // directory (the collector could not be reached: run it again) or a file
 // could not be read (one of a newer zaplens's format: ship it with that
