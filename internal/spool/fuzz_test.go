@@ -270,7 +270,7 @@ func (o *original) check(t *testing.T, d []byte) {
 	for j, w := range o.records {
 		switch {
 		case w.settled || sent[j]:
-		case w.end <= diff:
+		case w.off+frameHead+len(w.payload) <= diff:
 			t.Fatalf("record %d is before the first damage, at %d, and not sent", j, diff)
 		case c.torn == 0 && !markedIn(d, w) && left(d, w.off):
 			t.Fatalf("record %d not sent, some of it left, and nothing counted torn", j)
@@ -328,6 +328,11 @@ func FuzzRead(f *testing.F) {
 		op(opZeroRange, w[60].off, w[62].end-w[60].off), // frames zeroed
 		op(opWord, o.framesEnd(), 0x40),                 // a length after the last frame
 		append(op(opFlip, w[10].off+30, 1), op(opFlip, w[130].off+30, 1)...),
+		op(opCut, headerSize, 0),                               // the header alone
+		op(opCut, w[159].end+8, 0),                             // a frame's head cut short
+		op(opCut, w[159].off+frameHead+len(w[159].payload), 0), // the padding cut
+		op(opZeroRange, w[159].off, 4),                         // a length gone, the rest left
+		op(opJunk, 0, 2),                                       // junk shorter than a word
 	} {
 		f.Add(seed)
 	}
@@ -363,5 +368,36 @@ func TestShipStopsAtAnUntrustedLength(t *testing.T) {
 	}
 	if c := sh.Counts(); c.Found != 0 || c.Torn != 1 {
 		t.Errorf("counts %+v: want nothing found and one tear", c)
+	}
+}
+
+// Bytes past the size a file was made with are junk, even when they read
+// as frames: here a copy of record 150's frame, right after frames that
+// run to the size. Read as a frame, it would be sent twice.
+func TestPastTheSizeIsNotRead(t *testing.T) {
+	o := writeOriginal(t, t.TempDir())
+	d := bytes.Clone(o.file)
+	end := o.framesEnd()
+	order.PutUint64(d[offSize:], uint64(end))
+	w := o.records[150]
+	copy(d[end:], o.file[w.off:w.end])
+	c, err := parse(d, false)
+	if err != nil || c.unsent != 60 || c.torn != 1 {
+		t.Fatalf("error %v, contents %+v: want the 60 records unsent once each, and the junk past the size counted", err, c)
+	}
+}
+
+// A scope with nothing in it, no name, no version, no attributes, is a
+// scope frame of a number and a zero length: sound, and read back.
+func TestEmptyScopeReadBack(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	s.AddScope(2, otlpwire.Scope{})
+	s.Append(2, encoded("no scope"))
+	s.Close(context.Background())
+	var r received
+	sh := shipAll(t, dir, &r, true)
+	if got := r.sorted(); len(got) != 1 || got[0] != "writer//no scope" || sh.Counts().Torn != 0 {
+		t.Errorf("shipped %q, counts %+v: want the record with its empty scope, nothing torn", got, sh.Counts())
 	}
 }
