@@ -1,0 +1,73 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// The queue takes a record while its bytes, with the most a header takes,
+// fit the bound, to the byte, and the record bound to the record.
+func TestQueueBoundsExact(t *testing.T) {
+	rec := encoded("twelve bytes")
+	held := len(rec) + 2 // a queued record: its bytes and two one-byte uvarints
+	for _, tc := range []struct {
+		name     string
+		bytes    int
+		records  int
+		accepted int
+	}{
+		{"a second record fits to the byte", held + len(rec) + headerSize, 0, 2},
+		{"a byte short", held + len(rec) + headerSize - 1, 0, 1},
+		{"records", 1 << 20, 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sink{block: make(chan struct{})}
+			p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes, c.MaxQueueRecords = tc.bytes, tc.records })
+			t.Cleanup(func() { close(s.block) })
+			sc := p.AddScope(otlpwire.Scope{})
+			accepted := 0
+			for range 5 {
+				if p.Enqueue(sc, rec, false) {
+					accepted++
+				}
+			}
+			if accepted != tc.accepted {
+				t.Errorf("accepted %d of 5, want %d", accepted, tc.accepted)
+			}
+		})
+	}
+}
+
+// After a burst of more chunks than it keeps, the queue keeps maxFreeChunks
+// for reuse, and takes them again for the next burst.
+func TestFreeChunksBounded(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 64 << 20; c.MaxBatchRecords = 1 << 20 })
+	sc := p.AddScope(otlpwire.Scope{})
+	rec := encoded(strings.Repeat("x", 1000))
+	burst := 2 * maxFreeChunks * chunkSize / len(rec)
+	for range burst {
+		p.Enqueue(sc, rec, false)
+	}
+	close(s.block)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	free := len(p.q.free)
+	p.mu.Unlock()
+	if free != maxFreeChunks {
+		t.Fatalf("%d chunks kept after a burst of %d records, want %d", free, burst, maxFreeChunks)
+	}
+	for range chunkSize / len(rec) * 3 {
+		p.Enqueue(sc, rec, false)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.q.free) >= maxFreeChunks {
+		t.Errorf("%d chunks kept after the next records came: none taken again", len(p.q.free))
+	}
+}
