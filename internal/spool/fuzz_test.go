@@ -401,3 +401,35 @@ func TestEmptyScopeReadBack(t *testing.T) {
 		t.Errorf("shipped %q, counts %+v: want the record with its empty scope, nothing torn", got, sh.Counts())
 	}
 }
+
+// Whole frames with the right checksum and wrong content: a resource or a
+// scope whose payload does not parse, a kind no writer uses. Each is
+// counted torn and passed over; the records around them are read. A file
+// of version 1 is read; of version 0, refused; of a later one, left.
+func TestSoundFramesOfBadContent(t *testing.T) {
+	o := writeOriginal(t, t.TempDir())
+	for _, tc := range []struct {
+		name    string
+		kind    uint32
+		payload []byte
+	}{
+		{"resource", kindResource, []byte{1, 2}},
+		{"scope", kindScope, []byte{1, 2, 3, 4, 0xff, 0, 0, 0}},
+		{"unknown kind", kindFirst + 7, []byte("x")},
+	} {
+		d := bytes.Clone(o.file)
+		end := putFrame(d, o.framesEnd(), tc.kind, tc.payload)
+		putFrame(d, end, 0, o.records[0].payload)
+		c, err := parse(d, true)
+		if err != nil || c.torn != 1 || c.unsent != 61 {
+			t.Errorf("%s: error %v, contents %+v: want it torn, and the 61 records after the count read", tc.name, err, c)
+		}
+	}
+	for v, want := range map[uint32]error{0: errNotSegment, 1: nil, version + 1: errNewerVersion} {
+		d := bytes.Clone(o.file)
+		order.PutUint32(d[offVersion:], v)
+		if _, err := parse(d, false); err != want {
+			t.Errorf("version %d: %v, want %v", v, err, want)
+		}
+	}
+}
