@@ -71,3 +71,21 @@ func TestFreeChunksBounded(t *testing.T) {
 		t.Errorf("%d chunks kept after the next records came: none taken again", len(p.q.free))
 	}
 }
+
+// Dropping a record at a full queue, with no wait configured, takes no
+// allocation: no timer, no wait, whatever the rate of calls.
+func TestFullQueueDropsWithoutAllocating(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes = 1 })
+	t.Cleanup(func() { close(s.block) })
+	sc := p.AddScope(otlpwire.Scope{})
+	rec := encoded("x")
+	p.Enqueue(sc, rec, false) // the first record always goes in
+	if n := testing.AllocsPerRun(100, func() {
+		if p.Enqueue(sc, rec, false) {
+			t.Fatal("a full queue took a record")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations a drop", n)
+	}
+}
