@@ -37,3 +37,43 @@ func TestFlushEndsAtItsMark(t *testing.T) {
 		t.Errorf("requests %v, %d final, counts %+v: want the flush's 3 in one final request and the later 3 waiting", got, finals, p.Counts())
 	}
 }
+
+// A flush with nothing to wait for returns at once, and tells no export in
+// flight to give way.
+func TestEmptyFlushIsNotUrgent(t *testing.T) {
+	p := newTestPipeline(t, &sink{}, nil)
+	urgent := p.Urgent()
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-urgent:
+		t.Error("an empty flush signalled urgency")
+	default:
+	}
+}
+
+// FlushWaiting counts from the oldest flush not yet done, not from one
+// done before it.
+func TestFlushWaitingFromTheFlushThatWaits(t *testing.T) {
+	s := &sink{}
+	p := newTestPipeline(t, s, nil)
+	sc := p.AddScope(otlpwire.Scope{})
+	p.Enqueue(sc, encoded("a"), false)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	s.mu.Lock()
+	s.block = make(chan struct{})
+	s.mu.Unlock()
+	p.Enqueue(sc, encoded("b"), false)
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_ = p.Flush(ctx) // cut short: the flush waits on
+	if w, since := p.FlushWaiting(), time.Since(started); w <= 0 || w > since {
+		t.Errorf("FlushWaiting %v, %v after the flush that waits was asked for", w, since)
+	}
+	close(s.block)
+}

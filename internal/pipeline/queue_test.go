@@ -89,3 +89,43 @@ func TestFullQueueDropsWithoutAllocating(t *testing.T) {
 		t.Errorf("%v allocations a drop", n)
 	}
 }
+
+// The record bound counts the records not settled yet: once exported, they
+// leave room.
+func TestRecordBoundCountsUnsettled(t *testing.T) {
+	p := newTestPipeline(t, &sink{}, func(c *Config) { c.MaxQueueRecords = 2 })
+	sc := p.AddScope(otlpwire.Scope{})
+	for round := range 3 {
+		for i := range 2 {
+			if !p.Enqueue(sc, encoded("x"), false) {
+				t.Fatalf("round %d, record %d dropped", round, i)
+			}
+		}
+		if err := p.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A batch is ready, and goes without waiting for the delay, at
+// MaxBatchRecords records, or at half a request's bytes.
+func TestBatchReady(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		records int
+		config  func(*Config)
+	}{
+		{"records", 3, func(c *Config) { c.MaxBatchRecords = 3 }},
+		{"bytes", 3, func(c *Config) { c.MaxRequestBytes = 6 << 10 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sink{}
+			p := newTestPipeline(t, s, tc.config)
+			sc := p.AddScope(otlpwire.Scope{})
+			for range tc.records {
+				p.Enqueue(sc, encoded(strings.Repeat("x", 1100)), false)
+			}
+			waitFor(t, "the batch exported", func() bool { return s.count() == tc.records })
+		})
+	}
+}
