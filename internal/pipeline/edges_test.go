@@ -17,30 +17,42 @@ import (
 // error that failed nothing, the journal's scope numbers.
 
 // A record of MaxRecordBytes goes in a request under MaxRequestBytes with
-// its scope, however large the resource.
+// its scope, of up to the kilobyte kept for it, however large the
+// resource.
 func TestLargestRecordFits(t *testing.T) {
-	s := &sink{}
-	p := newTestPipeline(t, s, func(c *Config) {
-		c.MaxRequestBytes = 16 << 10
-		c.Resource = otlpwire.NewResource([]attribute.KeyValue{attribute.String("big", strings.Repeat("r", 1500))}, "")
-	})
-	sc := p.AddScope(otlpwire.NewScope("a scope", "v1", "", nil))
-	rec := encoded("")
-	for n := 0; len(rec) < p.MaxRecordBytes(); n++ {
-		rec = encoded(strings.Repeat("x", n))
-	}
-	if len(rec) != p.MaxRecordBytes() {
-		t.Fatalf("no record of %d bytes: %d", p.MaxRecordBytes(), len(rec))
-	}
-	p.Enqueue(sc, rec, false)
-	if err := p.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s.mu.Lock()
-	sizes := slices.Clone(s.sizes)
-	s.mu.Unlock()
-	if got := s.requestSizes(); len(got) != 1 || sizes[0] > 16<<10 {
-		t.Errorf("requests of %v records, %v bytes: want one under %d", got, sizes, 16<<10)
+	for _, tc := range []struct {
+		name     string
+		resource string
+		scope    string
+	}{
+		{"a large resource", strings.Repeat("r", 1500), "a scope"},
+		{"a large scope", "r", strings.Repeat("s", 900)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &sink{}
+			p := newTestPipeline(t, s, func(c *Config) {
+				c.MaxRequestBytes = 16 << 10
+				c.Resource = otlpwire.NewResource([]attribute.KeyValue{attribute.String("k", tc.resource)}, "")
+			})
+			sc := p.AddScope(otlpwire.NewScope(tc.scope, "v1", "", nil))
+			rec := encoded("")
+			for n := 0; len(rec) < p.MaxRecordBytes(); n++ {
+				rec = encoded(strings.Repeat("x", n))
+			}
+			if len(rec) != p.MaxRecordBytes() {
+				t.Fatalf("no record of %d bytes: %d", p.MaxRecordBytes(), len(rec))
+			}
+			p.Enqueue(sc, rec, false)
+			if err := p.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			s.mu.Lock()
+			sizes := slices.Clone(s.sizes)
+			s.mu.Unlock()
+			if len(sizes) != 1 || sizes[0] > 16<<10 {
+				t.Errorf("requests of %v bytes: want one under %d", sizes, 16<<10)
+			}
+		})
 	}
 }
 
