@@ -129,3 +129,19 @@ func TestBatchReady(t *testing.T) {
 		})
 	}
 }
+
+// Small records share a chunk: a queued line costs its bytes, not a chunk.
+func TestSmallRecordsShareAChunk(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	p := newTestPipeline(t, s, nil)
+	t.Cleanup(func() { close(s.block) })
+	sc := p.AddScope(otlpwire.Scope{})
+	for range 50 { // half a batch: none leaves
+		p.Enqueue(sc, encoded("x"), false)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.q.chunks); n != 1 {
+		t.Errorf("50 small records in %d chunks", n)
+	}
+}
