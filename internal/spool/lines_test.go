@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
 // What the shipper says and leaves, where a mistake would pass unseen:
@@ -147,12 +149,15 @@ func TestShipMissingDirectory(t *testing.T) {
 // Files are made at their size, not larger: the spool's bound on the disk
 // is a count of files of that size. Zero takes the default size.
 func TestFilesAtTheirSize(t *testing.T) {
-	for _, size := range []int{testSegment, 300 << 10, 0} {
+	for _, size := range []int{testSegment, 300 << 10, 10000, 0} {
 		dir := t.TempDir()
-		s := openTest(t, dir, func(c *Config) { c.SegmentBytes = size })
-		want := int64(size)
+		s := openTest(t, dir, func(c *Config) { c.SegmentBytes, c.MaxBytes = size, 0 })
+		want := int64(size+pageSize-1) &^ int64(pageSize-1) // whole pages
 		if size == 0 {
 			want = DefaultSegmentBytes
+		}
+		if s.maxFiles != int(DefaultMaxBytes/want) {
+			t.Errorf("size %d: %d files at most, want the default bound's %d", size, s.maxFiles, DefaultMaxBytes/want)
 		}
 		for _, f := range segFiles(t, dir) {
 			if info, err := os.Stat(f); err != nil || info.Size() != want {
@@ -160,5 +165,16 @@ func TestFilesAtTheirSize(t *testing.T) {
 			}
 		}
 		s.Close(context.Background())
+	}
+}
+
+// A record of a scope never added is not journaled, and harms nothing.
+func TestAppendUnknownScope(t *testing.T) {
+	s := openTest(t, t.TempDir(), nil)
+	defer s.Close(context.Background())
+	for _, scope := range []int{-1, 2, 3} {
+		if v := s.Append(scope, encoded("x")); v != pipeline.Unjournaled {
+			t.Errorf("scope %d: verdict %d", scope, v)
+		}
 	}
 }
