@@ -170,7 +170,7 @@ type contents struct {
 	// records by numbers it can index a slice with.
 	scopes  []otlpwire.Scope
 	places  map[uint32]uint32 // the file's scope numbers to these
-	records []frame           // every record frame, the settled ones included, when kept; a corrupt one has a nil payload
+	records []frame           // every sound record frame, the settled ones included (with a nil payload), when kept
 	unsent  uint64            // sound records past the settled ones
 	torn    int               // torn or corrupt frames, and junk after the last frame
 }
@@ -225,7 +225,7 @@ func parse(b []byte, keep bool) (*contents, error) {
 		}
 		end = size
 	}
-	var met uint64 // record frames, the corrupt ones included
+	var met uint64 // sound record frames
 	record := func(f frame) {
 		if met >= c.settled && f.payload != nil {
 			c.unsent++
@@ -249,9 +249,10 @@ func parse(b []byte, keep bool) (*contents, error) {
 				// what follows as part of the same tear.
 				return c, nil
 			}
-			if f.kind < kindFirst {
-				record(frame{}) // its scope cannot be trusted either
-			}
+			// Not counted as a record, whatever its kind reads: that
+			// is corrupt too. So a record after it may be counted
+			// below its place, and one the count leaves unsent taken
+			// for settled, but a settled one never sent again.
 			off = next
 			continue
 		}
