@@ -460,6 +460,44 @@ func (s *Spool) Settle(n int, keep bool) {
 	s.release()
 }
 
+// Replay adds to req the records from number from on that the files hold
+// (see pipeline.Journal), read in place: a file is not let go before its
+// records are settled. A record in no file (the spool had stepped aside)
+// or in a file whose mapping faults is counted missing.
+func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	for n < max && from+uint64(n) < s.written && !s.closed {
+		i := from + uint64(n)
+		seg := s.holding(i)
+		added := false
+		if seg != nil && !seg.unreadable {
+			if err := guardFault(func() { added = req.Add(seg.record(i - seg.first)) }); err != nil {
+				seg.unreadable = true
+				s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
+			}
+		}
+		if seg != nil && seg.unreadable {
+			seg = nil
+		}
+		if seg == nil {
+			missing++
+		} else if !added {
+			break // req is full
+		}
+		n++
+	}
+	return n, missing
+}
+
+// holding is the file that holds the record of number i, nil if none.
+func (s *Spool) holding(i uint64) *segment {
+	for _, seg := range s.segs {
+		if i >= seg.first && i < seg.first+seg.written {
+			return seg
+		}
+	}
+	return nil
+}
+
 // decide tells the fate of seg's next k records.
 func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	var err error
