@@ -28,7 +28,7 @@ type segment struct {
 	reader     walk   // where reading back got to: see Spool.Replay
 	sealed     bool   // full: no record goes in any more
 	unreadable bool   // reading it back faulted: its records are not read again
-	touched    bool   // every page was written through the mapping once
+	touched    bool   // every page was written through the mapping since it was made or cooled
 	hasScope   []bool // scopes whose frame it holds
 }
 
@@ -228,6 +228,18 @@ func (seg *segment) walkTo(w *walk, i uint64) int {
 func (seg *segment) record(i uint64) (scope int, payload []byte) {
 	off := seg.walkTo(&seg.reader, i)
 	return int(order.Uint32(seg.mem[off+8:])), seg.mem[off+frameHead : off+frameHead+frameLen(seg.mem, off)]
+}
+
+// cool lets a full file's pages go from the process's memory: through an
+// outage the spool holds far more than the queue, and its mapped pages
+// count in the process's resident memory. They stay in the page cache,
+// dirty ones included (a shared mapping's are the file's), and a read
+// faults them back in when their turn comes. Its pages are touched again
+// when it is emptied for reuse.
+func (seg *segment) cool() {
+	if syscall.Madvise(seg.mem, syscall.MADV_DONTNEED) == nil {
+		seg.touched = false
+	}
 }
 
 // guardFault runs f, which touches a mapped file, and returns a fault

@@ -258,6 +258,7 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 	if a := s.active; a != nil {
 		a.sealed = true
 		s.active = nil
+		a.cool()
 		s.release()
 	}
 	seg, full = s.next()
