@@ -21,9 +21,11 @@ const (
 	// DefaultSegmentBytes is the size of one file: large enough for any
 	// record a default request carries.
 	DefaultSegmentBytes = 4 << 20
-	// DefaultMaxBytes bounds the files of one process: the default queue,
-	// an export in flight and the files being filled, with room to spare.
-	DefaultMaxBytes = 64 << 20
+	// DefaultMaxBytes bounds the files of one process. They hold what
+	// the queue has no room for while the collector is away: at 10,000
+	// lines a second, about 1.1 MB a second, so that 128 MiB rides out
+	// an outage of about two minutes (docs/spool.md).
+	DefaultMaxBytes = 128 << 20
 )
 
 // retryInterval is how often a spool that stepped aside tries again.
