@@ -10,7 +10,7 @@ import "errors"
 //	Queued   = Waiting + InFlight
 type Observation struct {
 	Counts
-	Waiting  uint64 // in the queue
+	Waiting  uint64 // in the queue, or spilled to the journal's files
 	InFlight uint64 // taken by an export not yet answered
 	HandedOn uint64 // taken from the queue by an export, answered or not
 	// DroppedStopped is the part of Dropped refused because the pipeline
@@ -80,7 +80,7 @@ func ErrorType(err error) string {
 func (p *Pipeline) Observe(o *Observation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waiting := uint64(p.q.records)
+	waiting := uint64(p.q.records) + p.deferred // in memory, or on disk only
 	*o = Observation{
 		Counts:         p.countsLocked(),
 		Waiting:        waiting,

@@ -26,7 +26,7 @@ type Config struct {
 	BlockOnFull     time.Duration // how long a producer waits for room; 0: drop at once
 	Resource        otlpwire.Resource
 	Export          ExportFunc
-	Journal         Journal // keeps a copy of each record until settled; nil: none
+	Journal         Journal // keeps a copy of each record until settled, and what the queue has no room for; nil: none
 }
 
 // Pipeline queues encoded records and exports them from one goroutine.
@@ -48,6 +48,13 @@ type Pipeline struct {
 	obs     observed  // for the metrics (observe.go)
 
 	journal Journal // cfg.Journal until CloseJournal; nil with none
+
+	// Records are numbered in the order they are accepted, as the journal
+	// numbers them. The exporter takes them in that order: from the queue,
+	// then from the journal's files those it holds on disk only.
+	next     uint64 // the number of the next record the exporter takes
+	deferred uint64 // records after the queue's, on disk only: see spill
+	lastBare uint64 // 1 + the number of the latest record in memory only, without the journal's copy
 
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
@@ -93,11 +100,61 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 func (p *Pipeline) MaxRecordBytes() int { return p.maxRecord }
 
 // Enqueue copies a record into the queue; cut says its values were cut to
-// fit a request, for the count. It reports false when the record was
-// dropped: the queue stayed full for the configured wait, or the pipeline
-// is stopped. It never waits on the network.
+// fit a request, for the count. With a journal, a record the queue has no
+// room for is kept in the journal only, and so are those after it until
+// the exporter has read them all back: the disk is the queue's overflow.
+// It reports false when the record was dropped: the queue stayed full for
+// the configured wait, the journal is at its bound, or the pipeline is
+// stopped. It never waits on the network.
 func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	p.mu.Lock()
+	var ok bool
+	if p.spilling(len(rec)) {
+		ok = p.spill(scope, rec)
+	} else {
+		ok = p.push(scope, rec)
+	}
+	if cut {
+		p.counts.Cut++
+	}
+	if !ok {
+		p.counts.Dropped++
+		if p.stopped {
+			p.obs.droppedStopped++
+		}
+	}
+	p.mu.Unlock()
+	return ok
+}
+
+// spilling tells, under the lock, whether a record of n bytes is to stay
+// on disk only: with a journal, when the queue has no room for it, or when
+// records before it wait there already, whose turn comes first.
+func (p *Pipeline) spilling(n int) bool {
+	return p.journal != nil && !p.stopped && (p.deferred > 0 || !p.admit(n))
+}
+
+// spill keeps a record in the journal only, for the exporter to read back
+// from there in its turn; it reports false at the journal's bound. It is
+// counted emitted, and queued until it is settled. A record the journal
+// could not take (it stepped aside) is in neither place: it is counted
+// unprotected, and failed when the exporter reaches it.
+func (p *Pipeline) spill(scope int, rec []byte) bool {
+	p.counts.Emitted++
+	switch p.journal.Append(scope, rec) {
+	case JournalFull:
+		return false
+	case Unjournaled:
+		p.counts.Unprotected++
+	}
+	p.deferred++
+	return true
+}
+
+// push puts a record in the queue, and its copy in the journal; it reports
+// false when the record was dropped. It is called with the lock held, and
+// returns with it held.
+func (p *Pipeline) push(scope int, rec []byte) bool {
 	ok := p.admit(len(rec))
 	if !ok && !p.stopped {
 		// The export waiting to retry holds the oldest records: they give
@@ -111,13 +168,11 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	// Counted once its fate is decided, so that a record waiting for room
 	// is in no count yet and every identity holds at every read.
 	p.counts.Emitted++
-	if cut {
-		p.counts.Cut++
-	}
 	if ok && p.journal != nil {
 		switch p.journal.Append(scope, rec) {
 		case Unjournaled:
 			p.counts.Unprotected++
+			p.lastBare = p.enqueued()
 		case JournalFull:
 			ok = false
 		}
@@ -131,13 +186,7 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 			default:
 			}
 		}
-	} else {
-		p.counts.Dropped++
-		if p.stopped {
-			p.obs.droppedStopped++
-		}
 	}
-	p.mu.Unlock()
 	return ok
 }
 

@@ -137,13 +137,14 @@ func idOf(b []byte) int {
 type orderJournal struct {
 	rng      *rand.Rand // under the pipeline's lock, as every call is
 	pending  []int
+	held     []heldRecord // by the number Replay reads them by; nil payload: not held
 	settled  [][]int
 	kept     []bool
 	verdicts map[int]Verdict
 }
 
 func (j *orderJournal) AddScope(int, otlpwire.Scope) {}
-func (j *orderJournal) Append(_ int, rec []byte) Verdict {
+func (j *orderJournal) Append(scope int, rec []byte) Verdict {
 	v := Journaled
 	switch j.rng.IntN(20) {
 	case 0:
@@ -155,8 +156,32 @@ func (j *orderJournal) Append(_ int, rec []byte) Verdict {
 	j.verdicts[id] = v
 	if v != JournalFull {
 		j.pending = append(j.pending, id)
+		h := heldRecord{scope: scope}
+		if v == Journaled {
+			h.payload = bytes.Clone(rec)
+		}
+		j.held = append(j.held, h)
 	}
 	return v
+}
+
+// heldRecord is a record as the journal keeps it.
+type heldRecord struct {
+	scope   int
+	payload []byte
+}
+
+// Replay reads back what it holds, as the spool does from its files.
+func (j *orderJournal) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	for ; n < max && from+uint64(n) < uint64(len(j.held)); n++ {
+		h := j.held[from+uint64(n)]
+		if h.payload == nil {
+			missing++
+		} else if !req.Add(h.scope, h.payload) {
+			break
+		}
+	}
+	return n, missing
 }
 func (j *orderJournal) Settle(n int, keep bool) {
 	j.settled = append(j.settled, j.pending[:n:n])

@@ -111,3 +111,9 @@ func (q *queue) release(done []*chunk) {
 		}
 	}
 }
+
+// clear lets go every record waiting: they are kept elsewhere.
+func (q *queue) clear() {
+	q.release(q.chunks)
+	q.chunks, q.headOff, q.sealed, q.records, q.bytes = nil, 0, false, 0, 0
+}

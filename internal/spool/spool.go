@@ -21,9 +21,11 @@ const (
 	// DefaultSegmentBytes is the size of one file: large enough for any
 	// record a default request carries.
 	DefaultSegmentBytes = 4 << 20
-	// DefaultMaxBytes bounds the files of one process: the default queue,
-	// an export in flight and the files being filled, with room to spare.
-	DefaultMaxBytes = 64 << 20
+	// DefaultMaxBytes bounds the files of one process. They hold what
+	// the queue has no room for while the collector is away: at 10,000
+	// lines a second, about 1.1 MB a second, so that 128 MiB rides out
+	// an outage of about two minutes (docs/spool.md).
+	DefaultMaxBytes = 128 << 20
 )
 
 // retryInterval is how often a spool that stepped aside tries again.
@@ -258,6 +260,7 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 	if a := s.active; a != nil {
 		a.sealed = true
 		s.active = nil
+		a.cool()
 		s.release()
 	}
 	seg, full = s.next()
@@ -458,6 +461,44 @@ func (s *Spool) Settle(n int, keep bool) {
 	}
 	s.decided = to
 	s.release()
+}
+
+// Replay adds to req the records from number from on that the files hold
+// (see pipeline.Journal), read in place: a file is not let go before its
+// records are settled. A record in no file (the spool had stepped aside)
+// or in a file whose mapping faults is counted missing.
+func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	for n < max && from+uint64(n) < s.written && !s.closed {
+		i := from + uint64(n)
+		seg := s.holding(i)
+		added := false
+		if seg != nil && !seg.unreadable {
+			if err := guardFault(func() { added = req.Add(seg.record(i - seg.first)) }); err != nil {
+				seg.unreadable = true
+				s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
+			}
+		}
+		if seg != nil && seg.unreadable {
+			seg = nil
+		}
+		if seg == nil {
+			missing++
+		} else if !added {
+			break // req is full
+		}
+		n++
+	}
+	return n, missing
+}
+
+// holding is the file that holds the record of number i, nil if none.
+func (s *Spool) holding(i uint64) *segment {
+	for _, seg := range s.segs {
+		if i >= seg.first && i < seg.first+seg.written {
+			return seg
+		}
+	}
+	return nil
 }
 
 // decide tells the fate of seg's next k records.
