@@ -54,8 +54,12 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	p.mu.Lock()
 	p.kicked = false
 	final := stopping || p.flushAt > p.settled()
-	if p.q.records == 0 && p.deferred > 0 && p.journal != nil {
-		return p.exportSpilled(b, final) // old records all: due at once
+	if p.deferred > 0 {
+		if p.journal == nil {
+			p.mu.Unlock()
+			return false // closed: they stay in its files, for a later process
+		}
+		return p.exportSpilled(b, final) // the oldest: due at once
 	}
 	if p.q.records == 0 || !(final || p.batchReady() || p.next < dueTo) {
 		p.mu.Unlock()
@@ -66,7 +70,7 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
 	b.done = p.q.take(&b.req, p.cfg.MaxBatchRecords, b.done[:0])
 	n := b.req.Len()
-	p.next += uint64(n)
+	p.take(n)
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	p.mu.Unlock()
 	p.room.broadcast()
@@ -88,7 +92,7 @@ func (p *Pipeline) exportSpilled(b *batcher, final bool) bool {
 	from := p.next
 	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
 	n, missing := p.journal.Replay(from, &b.req, int(min(p.deferred, uint64(p.cfg.MaxBatchRecords))))
-	p.next += uint64(n)
+	p.take(n)
 	p.deferred -= uint64(n)
 	p.mu.Unlock()
 	if n == 0 {
@@ -110,9 +114,9 @@ func (p *Pipeline) exportSpilled(b *batcher, final bool) bool {
 // on, of which missing were not in it (the journal lost them) and rejected
 // were not delivered, and tells the journal. An export no collector
 // answered for, while the journal holds every record from its first on
-// and no flush waits, is not settled: its records stay on disk only, with
-// those after them, for the exporter to send again; it then reports false,
-// so that the exporter waits a schedule delay before it tries again.
+// and no flush waits, is not settled: its records are on disk only again,
+// the oldest, for the exporter to send again; it then reports false, so
+// that the exporter waits a schedule delay before it tries again.
 func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, final bool) bool {
 	sent := n - missing
 	p.mu.Lock()
@@ -123,7 +127,6 @@ func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, fina
 	if again {
 		p.respill(from)
 		p.mu.Unlock()
-		p.room.broadcast()
 		return false
 	}
 	p.counts.Exported += uint64(sent - rejected)
@@ -138,12 +141,17 @@ func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, fina
 	return true
 }
 
-// respill puts the exporter back at record from: every record from there
-// on is on disk only, those the queue held included, which it lets go.
+// take moves the exporter on by n records.
+func (p *Pipeline) take(n int) {
+	p.next += uint64(n)
+	p.handedOn = max(p.handedOn, p.next)
+}
+
+// respill puts the exporter back at record from: the records of the
+// export that started there are on disk only again, before the others.
 func (p *Pipeline) respill(from uint64) {
+	p.deferred += p.next - from
 	p.next = from
-	p.deferred = p.enqueued() - from
-	p.q.clear()
 }
 
 // copyOut builds req's body, which reads a journal's mapped files: a fault

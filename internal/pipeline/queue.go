@@ -112,8 +112,12 @@ func (q *queue) release(done []*chunk) {
 	}
 }
 
-// clear lets go every record waiting: they are kept elsewhere.
-func (q *queue) clear() {
-	q.release(q.chunks)
+// drop lets go every record waiting: they are kept elsewhere. The head
+// chunk is left to the garbage collector, not reused: a request being
+// built may still read it.
+func (q *queue) drop() {
+	if len(q.chunks) > 1 {
+		q.release(q.chunks[1:])
+	}
 	q.chunks, q.headOff, q.sealed, q.records, q.bytes = nil, 0, false, 0, 0
 }
