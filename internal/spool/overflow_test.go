@@ -164,3 +164,30 @@ func TestFullFilesLeaveResidentMemory(t *testing.T) {
 		t.Errorf("read back %d records, %d missing, %d in the request; want 100 from the first file", n, missing, req.Len())
 	}
 }
+
+// Files whose records were read back and kept for a later process (a
+// flush or the shutdown found the collector down) do not stay in the
+// process's memory either: the reading brought their pages back.
+func TestKeptFilesLeaveResidentMemory(t *testing.T) {
+	s := openTest(t, t.TempDir(), func(c *Config) { c.SegmentBytes = DefaultSegmentBytes; c.MaxBytes = 64 << 20 })
+	defer s.Close(context.Background())
+	rec := encoded(strings.Repeat("x", 1000))
+	const records = (40 << 20) / 1000 // ten files
+	for range records {
+		if v := s.Append(0, rec); v != pipeline.Journaled {
+			t.Fatalf("verdict %v", v)
+		}
+	}
+	before := rssFile(t)
+	req := new(otlpwire.Request)
+	for from := 0; from < records-2000; { // the last file's are not read
+		req.Reset(otlpwire.Resource{}, []otlpwire.Scope{{}, {}}, 4<<20)
+		n, _ := s.Replay(uint64(from), req, 2000)
+		_ = req.Bytes()
+		s.Settle(n, true)
+		from += n
+	}
+	if grew := rssFile(t) - before; grew > 8<<20 {
+		t.Errorf("resident file memory grew by %d MiB reading back 40 MiB of records, kept", grew>>20)
+	}
+}

@@ -63,6 +63,7 @@ type Spool struct {
 	decided     uint64     // records whose fate Settle told
 	unprotected uint64     // records accepted without a copy
 	tooLarge    bool       // a record larger than any file was told
+	fullTold    bool       // the bound was told
 	scopes      [][]byte   // scope frames' payloads, by number
 	closed      bool
 
@@ -210,6 +211,7 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		var full bool
 		if seg, full = s.rotate(); seg == nil {
 			if full && !s.broken.Load() {
+				s.tellFull()
 				return pipeline.JournalFull
 			}
 			return pipeline.Unjournaled // no file ready yet: this one in memory
@@ -548,6 +550,7 @@ func (s *Spool) release() {
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
 		if seg.kept > 0 {
+			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
 			continue
 		}
@@ -555,6 +558,16 @@ func (s *Spool) release() {
 		s.dead = append(s.dead, seg)
 		s.hmu.Unlock()
 		s.kick()
+	}
+}
+
+// tellFull says, the first time, that the spool is at its bound: records
+// are dropped from then on until it has room, which the loss report counts.
+func (s *Spool) tellFull() {
+	if !s.fullTold {
+		s.fullTold = true
+		s.say("zaplens: spool %s is at its bound (%d MiB) with records the collector has not taken: new records are dropped, counted in Stats.Dropped, until it has room (ZAPLENS_SPOOL_BYTES sets the bound)",
+			s.cfg.Dir, s.cfg.MaxBytes>>20)
 	}
 }
 
