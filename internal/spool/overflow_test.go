@@ -53,7 +53,7 @@ func spooledPipeline(t *testing.T, o *outage, queueBytes int) (*pipeline.Pipelin
 
 // checkOnceInOrder fails unless o received want records, "line %05d" from
 // 0 on, each once, in order.
-func checkOnceInOrder(t *testing.T, o *outage, want int) {
+func checkOnceInOrder(t *testing.T, o *received, want int) {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -84,7 +84,7 @@ func TestSpilledRecordsSentAfterOutage(t *testing.T) {
 	}
 	close(o.up)
 	waitFor(t, func() bool { return p.Counts().Exported >= lines })
-	checkOnceInOrder(t, o, lines)
+	checkOnceInOrder(t, &o.received, lines)
 	if c := p.Counts(); c.Failed != 0 || c.Queued != 0 {
 		t.Errorf("counts %+v", c)
 	}
@@ -109,13 +109,38 @@ func TestFailedExportsSentByLiveProcess(t *testing.T) {
 	}
 	close(o.up)
 	waitFor(t, func() bool { return p.Counts().Exported >= 200 })
-	checkOnceInOrder(t, o, 200)
+	checkOnceInOrder(t, &o.received, 200)
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if c := p.Counts(); c.Failed != 0 || c.Queued != 0 {
 		t.Errorf("counts %+v", c)
 	}
+}
+
+// A shutdown that finds the collector still down keeps what waits in the
+// files for the next start, counted kept: the records of failed exports
+// and those spilled, never sent, alike. The next process sends them all,
+// once, in order.
+func TestShutdownKeepsSpilledRecords(t *testing.T) {
+	o := &outage{up: make(chan struct{})}
+	p, s, dir := spooledPipeline(t, o, 4<<10)
+	const lines = 3000
+	for i := range lines {
+		if !p.Enqueue(0, encoded(fmt.Sprintf("line %05d", i)), false) {
+			t.Fatalf("record %d dropped", i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = p.Shutdown(ctx)
+	p.CloseJournal(ctx)
+	if c := p.Counts(); c.Exported != 0 || c.Failed+c.Queued != lines || s.Kept() != lines {
+		t.Fatalf("counts %+v, %d kept: want all %d lines kept", c, s.Kept(), lines)
+	}
+	var r received
+	shipAll(t, dir, &r, true)
+	checkOnceInOrder(t, &r, lines)
 }
 
 // rssFile is the process's resident file-backed memory, from
