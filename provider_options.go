@@ -211,6 +211,9 @@ func WithQueueSize(n int) ProviderOption {
 // WithQueueBytes bounds how many bytes of encoded records may wait for
 // export, overriding ZAPLENS_QUEUE_BYTES; the default is
 // [DefaultQueueBytes]. Memory is taken as records arrive, not at start.
+// With the spool on ([WithSpool]), at most two requests' worth
+// ([WithRequestBytes]) wait in memory: the rest waits in the spool's
+// files, which hold every record already.
 func WithQueueBytes(n int) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.queueBytes.by("WithQueueBytes", n) })
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // DefaultSpoolBytes bounds the spool files of one process (see
-// [WithSpoolBytes]): the default queue, an export in flight and the files
-// being filled, with room to spare.
+// [WithSpoolBytes]): with the collector away they hold what the queue has
+// no room for, about two minutes of 10,000 lines a second
+// (docs/spool.md).
 const DefaultSpoolBytes = spool.DefaultMaxBytes
 
 // minSpoolBytes is two files: one being filled, one ready.
@@ -25,8 +26,10 @@ const minSpoolBytes = 2 * spool.DefaultSegmentBytes
 // overriding ZAPLENS_SPOOL_DIR; "" turns the spool off, as it is by
 // default. A process that dies with records unsent, SIGKILL included,
 // leaves them there, and the next provider on dir sends them, with the
-// resource and timestamps they were logged with. docs/spool.md has how,
-// and what it costs.
+// resource and timestamps they were logged with. While the collector is
+// away, the files are the queue's overflow: what the queue has no room
+// for, and what failed to export, waits there, and this process sends it
+// when the collector is back. docs/spool.md has how, and what it costs.
 func WithSpool(dir string) ProviderOption {
 	return providerOptionFunc(func(c *providerConfig) { c.spool.dir.by("WithSpool", dir) })
 }

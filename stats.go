@@ -17,8 +17,9 @@ type Stats struct {
 	// the collector acknowledged.
 	Exported uint64
 	// Dropped is the records refused because the queue was full (after the
-	// bounded wait of [WithBlockOnFull], if set) or because the provider was
-	// shutting down.
+	// bounded wait of [WithBlockOnFull], if set), or, with the spool on,
+	// because the spool was at its bound ([WithSpoolBytes]), or because the
+	// provider was shutting down.
 	Dropped uint64
 	// Failed is the records in exports that failed for good, after the
 	// exporter's retries, or that the collector rejected.

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
@@ -52,15 +54,23 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	p.mu.Lock()
 	p.kicked = false
 	final := stopping || p.flushAt > p.settled()
-	oldest := p.enqueued() - uint64(p.q.records) // the number of the oldest waiting
-	if p.q.records == 0 || !(final || p.batchReady() || oldest < dueTo) {
+	if p.deferred > 0 {
+		if p.journal == nil {
+			p.mu.Unlock()
+			return false // closed: they stay in its files, for a later process
+		}
+		return p.exportSpilled(b, final) // the oldest: due at once
+	}
+	if p.q.records == 0 || !(final || p.batchReady() || p.next < dueTo) {
 		p.mu.Unlock()
 		return false
 	}
+	from := p.next
 	queued := p.q.bytes
 	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
 	b.done = p.q.take(&b.req, p.cfg.MaxBatchRecords, b.done[:0])
 	n := b.req.Len()
+	p.take(n)
 	p.obs.takenBytes += uint64(queued - p.q.bytes)
 	p.mu.Unlock()
 	p.room.broadcast()
@@ -72,21 +82,88 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 	p.q.release(b.done)
 	p.mu.Unlock()
 	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, n, final)
+	return p.settle(from, n, 0, rejected, err, final)
+}
 
+// exportSpilled sends the next records the journal holds on disk only, and
+// reports whether the exporter should go on at once. It is called with the
+// lock held.
+func (p *Pipeline) exportSpilled(b *batcher, final bool) bool {
+	from := p.next
+	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
+	n, missing := p.journal.Replay(from, &b.req, int(min(p.deferred, uint64(p.cfg.MaxBatchRecords))))
+	p.take(n)
+	p.deferred -= uint64(n)
+	p.mu.Unlock()
+	if n == 0 {
+		return false // nothing could be read: not a loop on it
+	}
+	sent := n - missing
+	if sent == 0 {
+		return p.settle(from, n, missing, 0, nil, final)
+	}
+	body, err := copyOut(&b.req) // the journal's files are read in place
+	if err != nil {
+		return p.settle(from, n, n, 0, err, final) // none could be read: failed, kept in their files
+	}
+	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, sent, final)
+	return p.settle(from, n, missing, rejected, err, final)
+}
+
+// settle counts the outcome of the export of the n records numbered from
+// on, of which missing were not in it (the journal lost them) and rejected
+// were not delivered, and tells the journal. An export no collector
+// answered for, while the journal holds every record from its first on
+// and no flush waits, is not settled: its records are on disk only again,
+// the oldest, for the exporter to send again; it then reports false, so
+// that the exporter waits a schedule delay before it tries again.
+func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, final bool) bool {
+	sent := n - missing
 	p.mu.Lock()
-	p.counts.Exported += uint64(n - rejected)
-	p.counts.Failed += uint64(rejected)
-	p.obs.fail(err, rejected)
 	if err != nil {
 		p.lastErr, p.lastAt = err, time.Now()
 	}
+	again := !final && p.journal != nil && p.lastBare <= from && sent > 0 && Unanswered(err, rejected, sent)
+	if again {
+		p.respill(from)
+		p.mu.Unlock()
+		return false
+	}
+	p.counts.Exported += uint64(sent - rejected)
+	p.counts.Failed += uint64(rejected + missing)
+	p.obs.fail(err, rejected+missing)
 	if p.journal != nil {
-		p.journal.Settle(n, Unanswered(err, rejected, n))
+		p.journal.Settle(n, Unanswered(err, rejected, sent))
 	}
 	p.mu.Unlock()
 	p.progress.broadcast()
 	p.room.broadcast()
 	return true
+}
+
+// take moves the exporter on by n records.
+func (p *Pipeline) take(n int) {
+	p.next += uint64(n)
+	p.handedOn = max(p.handedOn, p.next)
+}
+
+// respill puts the exporter back at record from: the records of the
+// export that started there are on disk only again, before the others.
+func (p *Pipeline) respill(from uint64) {
+	p.deferred += p.next - from
+	p.next = from
+}
+
+// copyOut builds req's body, which reads a journal's mapped files: a fault
+// there (a file cut under its mapping) is an error, not the process's end.
+func copyOut(req *otlpwire.Request) (body []byte, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("reading the spool back: %v", r)
+		}
+	}()
+	return req.Bytes(), nil
 }
 
 // Unanswered tells whether an export's records failed with no verdict of

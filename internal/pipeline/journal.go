@@ -25,6 +25,14 @@ type Journal interface {
 	// short): the journal keeps them for a later process to send, whatever
 	// happens to the records after them.
 	Settle(n int, keep bool)
+	// Replay adds to req, oldest first, the records numbered from on (the
+	// first record accepted is 0), up to max of them and as many as req's
+	// bound takes, reading them back from where the journal keeps them:
+	// the pipeline spilled them there. It returns how many records it went
+	// through, and how many of those it does not hold (they went on in
+	// memory only, or their file failed): those are not added. req reads
+	// the journal's memory in place until Settle or Close.
+	Replay(from uint64, req *otlpwire.Request, max int) (n, missing int)
 	// Close ends the journal, by ctx's deadline; it is called once, when the
 	// pipeline has stopped or given up waiting for its exporter, and
 	// without the pipeline's lock: it may wait on the disk. Records it

@@ -36,6 +36,8 @@ func (j *fakeJournal) Settle(n int, keep bool) {
 }
 func (j *fakeJournal) Close(context.Context) { j.closed = true }
 
+func (j *fakeJournal) Replay(_ uint64, _ *otlpwire.Request, max int) (int, int) { return max, max }
+
 // The journal sees every accepted record and scope, decides drops at its
 // bound and unprotected records, is told each settled one, in order, and
 // is told to keep those that fail as the pipeline stops.

@@ -10,8 +10,8 @@ import "errors"
 //	Queued   = Waiting + InFlight
 type Observation struct {
 	Counts
-	Waiting  uint64 // in the queue
-	InFlight uint64 // taken by an export not yet answered
+	Waiting  uint64 // in the queue, or spilled to the journal's files, and never taken by an export
+	InFlight uint64 // taken by an export not yet answered, or put back for want of an answer
 	HandedOn uint64 // taken from the queue by an export, answered or not
 	// DroppedStopped is the part of Dropped refused because the pipeline
 	// was stopped; the rest found the queue full.
@@ -80,12 +80,13 @@ func ErrorType(err error) string {
 func (p *Pipeline) Observe(o *Observation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	waiting := uint64(p.q.records)
+	// An export put back for want of an answer keeps its records handed
+	// on, and in flight: they wait for its next attempt.
 	*o = Observation{
 		Counts:         p.countsLocked(),
-		Waiting:        waiting,
-		InFlight:       p.enqueued() - p.settled() - waiting,
-		HandedOn:       p.enqueued() - waiting,
+		Waiting:        p.enqueued() - p.handedOn,
+		InFlight:       p.handedOn - p.settled(),
+		HandedOn:       p.handedOn,
 		DroppedStopped: p.obs.droppedStopped,
 		FailedBy:       append(o.FailedBy[:0], p.obs.failedBy...),
 	}

@@ -26,7 +26,7 @@ type Config struct {
 	BlockOnFull     time.Duration // how long a producer waits for room; 0: drop at once
 	Resource        otlpwire.Resource
 	Export          ExportFunc
-	Journal         Journal // keeps a copy of each record until settled; nil: none
+	Journal         Journal // keeps a copy of each record until settled, and what the queue has no room for; nil: none
 }
 
 // Pipeline queues encoded records and exports them from one goroutine.
@@ -49,6 +49,15 @@ type Pipeline struct {
 
 	journal Journal // cfg.Journal until CloseJournal; nil with none
 
+	// Records are numbered in the order they are accepted, as the journal
+	// numbers them, and the exporter takes them in that order: first those
+	// the journal holds on disk only, then the queue's.
+	next     uint64 // the number of the next record the exporter takes
+	deferred uint64 // from next on, records on disk only: see spill
+	handedOn uint64 // the highest next so far: records taken by an export once at least
+	lastBare uint64 // 1 + the number of the latest record in memory only, without the journal's copy
+	memBytes int    // the queue's bound when it can spill: see spillBytes
+
 	kick     chan struct{} // wakes the exporter
 	room     signal        // wakes producers waiting for room
 	progress signal        // wakes flushes waiting for their mark
@@ -67,15 +76,25 @@ func New(cfg Config) *Pipeline {
 		cfg:       cfg,
 		journal:   cfg.Journal,
 		maxRecord: cfg.MaxRequestBytes - otlpwire.Overhead(cfg.Resource, otlpwire.Scope{}) - 1024,
+		memBytes:  cfg.MaxQueueBytes,
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 		ctx:       ctx,
 		cancel:    cancel,
 	}
+	if cfg.Journal != nil {
+		p.memBytes = min(cfg.MaxQueueBytes, spillBytes(cfg.MaxRequestBytes))
+	}
 	go p.run()
 	return p
 }
+
+// spillBytes is what the queue keeps in memory with a journal: the
+// exporter's next two requests. The journal holds every record already;
+// what waits longer, while the collector is away, waits there only, so
+// that an outage costs the process no more memory than a healthy run.
+func spillBytes(maxRequestBytes int) int { return 2 * maxRequestBytes }
 
 // AddScope registers an encoded scope and returns its number for Enqueue.
 func (p *Pipeline) AddScope(s otlpwire.Scope) int {
@@ -93,11 +112,66 @@ func (p *Pipeline) AddScope(s otlpwire.Scope) int {
 func (p *Pipeline) MaxRecordBytes() int { return p.maxRecord }
 
 // Enqueue copies a record into the queue; cut says its values were cut to
-// fit a request, for the count. It reports false when the record was
-// dropped: the queue stayed full for the configured wait, or the pipeline
-// is stopped. It never waits on the network.
+// fit a request, for the count. With a journal, when the queue has no room
+// the records it holds are left to the journal's copies: the disk is the
+// queue's overflow. It reports false when the record was dropped: the queue
+// stayed full for the configured wait, the journal is at its bound, or the
+// pipeline is stopped. It never waits on the network.
 func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	p.mu.Lock()
+	if p.overflows(len(rec)) {
+		p.spill()
+	}
+	ok := p.push(scope, rec)
+	if cut {
+		p.counts.Cut++
+	}
+	if !ok {
+		p.counts.Dropped++
+		if p.stopped {
+			p.obs.droppedStopped++
+		}
+	}
+	p.mu.Unlock()
+	return ok
+}
+
+// overflows tells, under the lock, whether the queue is to spill for a
+// record of n bytes: with a journal, when the queue has no room for it and
+// the journal holds every record the queue does (none went on in memory
+// only while it stepped aside).
+func (p *Pipeline) overflows(n int) bool {
+	return p.spillable() && p.q.records > 0 && !p.admit(n) && !p.stopped
+}
+
+// spillable tells, under the lock, whether the journal holds a copy of
+// every record in the queue.
+func (p *Pipeline) spillable() bool {
+	return p.journal != nil && p.lastBare <= p.next+p.deferred
+}
+
+// queueBytes is the queue's bound, under the lock: what the exporter's
+// next requests take when the queue can spill (see spillBytes), and
+// MaxQueueBytes when it cannot, as without a journal.
+func (p *Pipeline) queueBytes() int {
+	if p.spillable() {
+		return p.memBytes
+	}
+	return p.cfg.MaxQueueBytes
+}
+
+// spill leaves the queue's records to the journal's copies: the exporter
+// reads them back from there in their turn, before the queue's next ones.
+// They stay counted as queued until they are settled.
+func (p *Pipeline) spill() {
+	p.deferred += uint64(p.q.records)
+	p.q.drop()
+}
+
+// push puts a record in the queue, and its copy in the journal; it reports
+// false when the record was dropped. It is called with the lock held, and
+// returns with it held.
+func (p *Pipeline) push(scope int, rec []byte) bool {
 	ok := p.admit(len(rec))
 	if !ok && !p.stopped {
 		// The export waiting to retry holds the oldest records: they give
@@ -111,13 +185,11 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 	// Counted once its fate is decided, so that a record waiting for room
 	// is in no count yet and every identity holds at every read.
 	p.counts.Emitted++
-	if cut {
-		p.counts.Cut++
-	}
 	if ok && p.journal != nil {
 		switch p.journal.Append(scope, rec) {
 		case Unjournaled:
 			p.counts.Unprotected++
+			p.lastBare = p.enqueued()
 		case JournalFull:
 			ok = false
 		}
@@ -131,13 +203,7 @@ func (p *Pipeline) Enqueue(scope int, rec []byte, cut bool) bool {
 			default:
 			}
 		}
-	} else {
-		p.counts.Dropped++
-		if p.stopped {
-			p.obs.droppedStopped++
-		}
 	}
-	p.mu.Unlock()
 	return ok
 }
 
@@ -146,10 +212,14 @@ func (p *Pipeline) admit(n int) bool {
 	if p.stopped {
 		return false
 	}
-	if p.cfg.MaxQueueRecords > 0 && p.enqueued()-p.settled() >= uint64(p.cfg.MaxQueueRecords) {
+	held := p.enqueued() - p.settled() // waiting or in an export
+	if p.spillable() {
+		held = uint64(p.q.records) // the journal holds the others
+	}
+	if p.cfg.MaxQueueRecords > 0 && held >= uint64(p.cfg.MaxQueueRecords) {
 		return false
 	}
-	return p.q.bytes+n+headerSize <= p.cfg.MaxQueueBytes || p.q.records == 0
+	return p.q.bytes+n+headerSize <= p.queueBytes() || p.q.records == 0
 }
 
 // waitForRoom waits, without the lock, at most BlockOnFull for room; it

@@ -111,3 +111,13 @@ func (q *queue) release(done []*chunk) {
 		}
 	}
 }
+
+// drop lets go every record waiting: they are kept elsewhere. The head
+// chunk is left to the garbage collector, not reused: a request being
+// built may still read it.
+func (q *queue) drop() {
+	if len(q.chunks) > 1 {
+		q.release(q.chunks[1:])
+	}
+	q.chunks, q.headOff, q.sealed, q.records, q.bytes = nil, 0, false, 0, 0
+}

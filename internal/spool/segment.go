@@ -19,17 +19,18 @@ type segment struct {
 	fd   int
 	mem  []byte
 
-	off      int    // where the next frame goes
-	first    uint64 // the spool's number of its first record
-	written  uint64 // records in it
-	decided  uint64 // of those, the oldest so many had their fate told
-	kept     uint64 // of those, kept for a later process: no collector answered
-	walkOff  int    // the frame of record walkAt, or one before it: see recordAt
-	walkAt   uint64
-	sealed   bool   // full: no record goes in any more
-	faulted  bool   // its mapping faulted while settling: not touched again
-	touched  bool   // every page was written through the mapping once
-	hasScope []bool // scopes whose frame it holds
+	off        int    // where the next frame goes
+	first      uint64 // the spool's number of its first record
+	written    uint64 // records in it
+	decided    uint64 // of those, the oldest so many had their fate told
+	kept       uint64 // of those, kept for a later process: no collector answered
+	marker     walk   // where marking got to: see recordAt
+	reader     walk   // where reading back got to: see Spool.Replay
+	sealed     bool   // full: no record goes in any more
+	faulted    bool   // its mapping faulted while settling: not touched again
+	unreadable bool   // reading it back faulted: its records are not read again
+	touched    bool   // every page was written through the mapping since it was made or cooled
+	hasScope   []bool // scopes whose frame it holds
 }
 
 // segName names the seq-th segment of the process with prefix
@@ -194,19 +195,51 @@ func (seg *segment) mark(i, k uint64) {
 	}
 }
 
+// A walk is a place among a segment's frames: the frame of its at-th
+// record, or one before it.
+type walk struct {
+	off int
+	at  uint64
+}
+
 // recordAt is the offset of the frame of the i-th record. It walks on from
 // the last one found, since records are marked in order: marking costs a
 // read of each frame's head once.
-func (seg *segment) recordAt(i uint64) int {
+func (seg *segment) recordAt(i uint64) int { return seg.walkTo(&seg.marker, i) }
+
+// walkTo moves w to the frame of the i-th record, from the first frame
+// when i is behind it, and returns its offset.
+func (seg *segment) walkTo(w *walk, i uint64) int {
+	if i < w.at {
+		*w = walk{off: headerSize}
+	}
 	for {
-		off := seg.walkOff
+		off := w.off
 		if order.Uint32(seg.mem[off+8:]) < kindFirst {
-			if seg.walkAt == i {
+			if w.at == i {
 				return off
 			}
-			seg.walkAt++
+			w.at++
 		}
-		seg.walkOff = off + frameSize(frameLen(seg.mem, off))
+		w.off = off + frameSize(frameLen(seg.mem, off))
+	}
+}
+
+// record is the scope and the payload of the i-th record, read in place.
+func (seg *segment) record(i uint64) (scope int, payload []byte) {
+	off := seg.walkTo(&seg.reader, i)
+	return int(order.Uint32(seg.mem[off+8:])), seg.mem[off+frameHead : off+frameHead+frameLen(seg.mem, off)]
+}
+
+// cool lets a full file's pages go from the process's memory: through an
+// outage the spool holds far more than the queue, and its mapped pages
+// count in the process's resident memory. They stay in the page cache,
+// dirty ones included (a shared mapping's are the file's), and a read
+// faults them back in when their turn comes. Its pages are touched again
+// when it is emptied for reuse.
+func (seg *segment) cool() {
+	if syscall.Madvise(seg.mem, syscall.MADV_DONTNEED) == nil {
+		seg.touched = false
 	}
 }
 
@@ -237,9 +270,10 @@ func (seg *segment) clear() error {
 // again alike. A fault in the mapping (the file cut, an I/O error) is an
 // error here.
 func (seg *segment) prepare(size, pid int, created int64, resource []byte) error {
-	seg.first, seg.written, seg.decided, seg.kept, seg.sealed = 0, 0, 0, 0, false
+	seg.first, seg.written, seg.decided, seg.kept, seg.sealed, seg.unreadable = 0, 0, 0, 0, false, false
 	clear(seg.hasScope)
-	seg.walkOff, seg.walkAt = headerSize, 0 // its own records: see recordAt
+	seg.marker = walk{off: headerSize} // its own records: see recordAt
+	seg.reader = seg.marker
 	return guardFault(func() {
 		mem := seg.mem
 		putHeader(mem, size, pid, created)

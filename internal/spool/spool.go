@@ -21,9 +21,11 @@ const (
 	// DefaultSegmentBytes is the size of one file: large enough for any
 	// record a default request carries.
 	DefaultSegmentBytes = 4 << 20
-	// DefaultMaxBytes bounds the files of one process: the default queue,
-	// an export in flight and the files being filled, with room to spare.
-	DefaultMaxBytes = 64 << 20
+	// DefaultMaxBytes bounds the files of one process. They hold what
+	// the queue has no room for while the collector is away: at 10,000
+	// lines a second, about 1.1 MB a second, so that 128 MiB rides out
+	// an outage of about two minutes (docs/spool.md).
+	DefaultMaxBytes = 128 << 20
 )
 
 // retryInterval is how often a spool that stepped aside tries again.
@@ -61,6 +63,7 @@ type Spool struct {
 	decided     uint64     // records whose fate Settle told
 	unprotected uint64     // records accepted without a copy
 	tooLarge    bool       // a record larger than any file was told
+	fullTold    bool       // the bound was told
 	scopes      [][]byte   // scope frames' payloads, by number
 	closed      bool
 
@@ -208,6 +211,7 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		var full bool
 		if seg, full = s.rotate(); seg == nil {
 			if full && !s.broken.Load() {
+				s.tellFull()
 				return pipeline.JournalFull
 			}
 			return pipeline.Unjournaled // no file ready yet: this one in memory
@@ -258,6 +262,7 @@ func (s *Spool) rotate() (seg *segment, full bool) {
 	if a := s.active; a != nil {
 		a.sealed = true
 		s.active = nil
+		a.cool()
 		s.release()
 	}
 	seg, full = s.next()
@@ -460,6 +465,46 @@ func (s *Spool) Settle(n int, keep bool) {
 	s.release()
 }
 
+// Replay adds to req the records from number from on that the files hold
+// (see pipeline.Journal), read in place: a file is not let go before its
+// records are settled. A record in no file (the spool had stepped aside)
+// or in a file whose mapping faults is counted missing.
+func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	for n < max && from+uint64(n) < s.written && !s.closed {
+		i := from + uint64(n)
+		seg := s.holding(i)
+		added := false
+		if seg != nil && !seg.unreadable {
+			if err := guardFault(func() { added = req.Add(seg.record(i - seg.first)) }); err != nil {
+				seg.unreadable = true
+				if !seg.faulted {
+					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
+				}
+			}
+		}
+		if seg != nil && seg.unreadable {
+			seg = nil
+		}
+		if seg == nil {
+			missing++
+		} else if !added {
+			break // req is full
+		}
+		n++
+	}
+	return n, missing
+}
+
+// holding is the file that holds the record of number i, nil if none.
+func (s *Spool) holding(i uint64) *segment {
+	for _, seg := range s.segs {
+		if i >= seg.first && i < seg.first+seg.written {
+			return seg
+		}
+	}
+	return nil
+}
+
 // decide tells the fate of seg's next k records. A file whose mapping
 // faulted is still settled as far as it can be: a file cut in its middle
 // keeps its head, and the settled count written there spares a later
@@ -508,6 +553,7 @@ func (s *Spool) release() {
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
 		if seg.kept > 0 {
+			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
 			continue
 		}
@@ -515,6 +561,16 @@ func (s *Spool) release() {
 		s.dead = append(s.dead, seg)
 		s.hmu.Unlock()
 		s.kick()
+	}
+}
+
+// tellFull says, the first time, that the spool is at its bound: records
+// are dropped from then on until it has room, which the loss report counts.
+func (s *Spool) tellFull() {
+	if !s.fullTold {
+		s.fullTold = true
+		s.say("zaplens: spool %s is at its bound (%d MiB) with records the collector has not taken: new records are dropped, counted in Stats.Dropped, until it has room (ZAPLENS_SPOOL_BYTES sets the bound)",
+			s.cfg.Dir, s.cfg.MaxBytes>>20)
 	}
 }
 

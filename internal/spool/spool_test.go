@@ -199,7 +199,12 @@ func TestSettledFilesGo(t *testing.T) {
 // are settled.
 func TestBound(t *testing.T) {
 	dir := t.TempDir()
-	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 3 * testSegment })
+	var mu sync.Mutex
+	var said []string
+	s := openTest(t, dir, func(c *Config) {
+		c.MaxBytes = 3 * testSegment
+		c.Say = func(l string) { mu.Lock(); said = append(said, l); mu.Unlock() }
+	})
 	defer s.Close(context.Background())
 	rec := encoded("a line of some length, to fill the files quickly enough")
 	accepted, written := 0, 0
@@ -224,6 +229,14 @@ func TestBound(t *testing.T) {
 	if v := s.Append(0, rec); v != pipeline.JournalFull {
 		t.Errorf("past the bound: verdict %d", v)
 	}
+	// Told once, when it first turns a record away: the loss report counts
+	// them.
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(said) > 0 })
+	mu.Lock()
+	if len(said) != 1 || !strings.Contains(said[0], "at its bound") || !strings.Contains(said[0], "dropped") {
+		t.Errorf("told %q: want the bound told once, and that records are dropped", said)
+	}
+	mu.Unlock()
 	s.Settle(written, false)
 	deadline := time.Now().Add(5 * time.Second)
 	for s.Append(0, rec) != pipeline.Journaled {
@@ -299,7 +312,7 @@ func TestFullOfKeptTakesNewRecords(t *testing.T) {
 	waitFor(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(said) > 0 && strings.Contains(said[0], "let go to make room")
+		return slices.ContainsFunc(said, func(l string) bool { return strings.Contains(l, "let go to make room") })
 	})
 }
 
