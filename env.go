@@ -277,20 +277,13 @@ func (c *providerConfig) checkPlaintextHeaders(t target) error {
 	return nil
 }
 
-// credentialWords are parts of the header names that carry credentials:
-// authorization, x-api-key, dd-api-key, x-auth-token, cookie, ...
-var credentialWords = []string{"auth", "token", "key", "secret", "passw", "credential", "cookie", "session", "signature"}
-
 // credentialHeaders are the names of h, lowercase, that look like
 // credentials, sorted.
 func credentialHeaders(h map[string]string) []string {
 	var out []string
 	for k := range h {
-		for _, w := range credentialWords {
-			if strings.Contains(strings.ToLower(k), w) {
-				out = append(out, printable(k))
-				break
-			}
+		if transport.LooksLikeCredential(k) {
+			out = append(out, printable(k))
 		}
 	}
 	slices.Sort(out)

@@ -136,17 +136,22 @@ func tlsConfig(c *tls.Config) *tls.Config {
 	return c.Clone()
 }
 
-// minSecretPart is the shortest credential, the part after an
-// authorization scheme, that is redacted on its own.
+// minSecretPart is the shortest text redacted on its own: the credential
+// after an authorization scheme, or the value of a header whose name does
+// not look like a credential's. A shorter one, such as a tenant "0", would
+// be redacted wherever it appears in a collector's message, garbling it,
+// and is no secret worth that.
 const minSecretPart = 4
 
-// secretsOf lists the texts Sanitize redacts for cfg: every header value,
-// and the credential after a scheme ("Bearer abc" gives "abc" too).
+// secretsOf lists the texts Sanitize redacts for cfg: the value of every
+// header that looks like a credential (LooksLikeCredential), however
+// short; every other value of minSecretPart bytes or more; and the
+// credential after a scheme ("Bearer abc" gives "abc" too).
 func secretsOf(cfg Config) []string {
 	var s []string
-	for _, v := range cfg.Headers {
+	for k, v := range cfg.Headers {
 		v = strings.TrimSpace(v)
-		if v == "" {
+		if v == "" || len(v) < minSecretPart && !LooksLikeCredential(k) {
 			continue
 		}
 		s = append(s, v)
@@ -159,4 +164,20 @@ func secretsOf(cfg Config) []string {
 	// Longest first, so a value is redacted whole before a part of it.
 	sortLongestFirst(s)
 	return s
+}
+
+// credentialWords are parts of the header names that carry credentials:
+// authorization, x-api-key, dd-api-key, x-auth-token, cookie, ...
+var credentialWords = []string{"auth", "token", "key", "secret", "passw", "credential", "cookie", "session", "signature"}
+
+// LooksLikeCredential tells whether a header of this name usually carries
+// a credential.
+func LooksLikeCredential(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range credentialWords {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }

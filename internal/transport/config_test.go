@@ -82,13 +82,19 @@ func TestTLSConfig(t *testing.T) {
 func TestSecretsOf(t *testing.T) {
 	cfg := Config{
 		Protocol: HTTPProtobuf,
-		Headers:  map[string]string{"Authorization": "Bearer tokenvalue", "x-key": " k ", "empty": ""},
+		Headers: map[string]string{"Authorization": "Bearer tokenvalue", "x-key": " k ", "empty": "",
+			"X-Scope-OrgID": "0", "VL-Stream-Fields": "rank,host"},
 	}
 	got := secretsOf(cfg)
-	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k"} {
+	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k", "rank,host"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("secrets %q lack %q", got, want)
 		}
+	}
+	// A short value of a header that is no credential would be redacted
+	// wherever it appears: "0" in every number of a collector's message.
+	if slices.Contains(got, "0") {
+		t.Errorf("secrets %q hold the tenant id \"0\"", got)
 	}
 	if slices.Contains(got, "") {
 		t.Errorf("secrets %q hold an empty one", got)

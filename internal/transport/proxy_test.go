@@ -94,7 +94,8 @@ func TestRedialThroughProxy(t *testing.T) {
 	t.Setenv("HTTPS_PROXY", "http://"+proxy.addr)
 
 	cfg := grpcConfig(name)
-	cfg.Timeout = time.Second // through a proxy, a collector that is down is a timeout, not a refusal
+	cfg.Timeout = time.Second          // through a proxy, a collector that is down is a timeout, not a refusal
+	cfg.RetryElapsed = 3 * time.Second // the first export only has to fail, not to wait out the default bound
 	c := newClient(t, cfg)
 	_, body := testRequest(t, 3)
 	if r, _ := export(c, body, 3, Final); r.Err == nil {
