@@ -460,22 +460,23 @@ func (s *Spool) Settle(n int, keep bool) {
 	s.release()
 }
 
-// decide tells the fate of seg's next k records.
+// decide tells the fate of seg's next k records. A file whose mapping
+// faulted is still settled as far as it can be: a file cut in its middle
+// keeps its head, and the settled count written there spares a later
+// process sending again what was delivered; a fault again is not told
+// again (once a file, not once a batch).
 func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	var err error
 	switch {
 	case keep:
 		seg.kept += k
-	case seg.faulted:
-		// Its mapping faulted once: touched again it faults again, and
-		// the fault was told already (once a file, not once a batch).
 	case seg.kept == 0:
 		err = guardFault(func() { storeUint64(seg.mem[offSettled:], seg.decided+k) })
 	default:
 		err = guardFault(func() { seg.mark(seg.decided, k) })
 	}
 	seg.decided += k
-	if err != nil {
+	if err != nil && !seg.faulted {
 		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
 }

@@ -1178,6 +1178,48 @@ func TestFaultWhileSettlingWedgesNothing(t *testing.T) {
 	}
 }
 
+// A file cut in its middle under the mapping faults when a record is
+// written past the cut; its head is still there, and the records settled
+// after the fault are counted settled in it, so that a later process
+// reading the file sends again none of what was delivered (a SIGKILL
+// after a cut sent the whole file again, 14,815 lines in the fault
+// harness's cut rounds).
+func TestCutFileKeepsSettling(t *testing.T) {
+	said := make(chan string, 16)
+	s := openTest(t, t.TempDir(), func(c *Config) { c.Say = func(l string) { said <- l } })
+	defer s.Close(context.Background())
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	first := s.active
+	n := 0
+	for ; n < 50; n++ {
+		s.Append(0, encoded(fmt.Sprintf("line %d", n)))
+	}
+	if err := os.Truncate(first.path, testSegment/2); err != nil {
+		t.Fatal(err)
+	}
+	for ; s.active == first; n++ { // a write past the cut faults, and the file steps aside
+		s.Append(0, encoded(fmt.Sprintf("line %d %s", n, strings.Repeat("x", 500))))
+	}
+	if line := <-said; !strings.Contains(line, "fault in the mapped file") {
+		t.Fatalf("said %q, want the fault", line)
+	}
+	// All but its last: a file all settled goes to the housekeeper.
+	settled := first.written - 1
+	s.Settle(int(settled), false)
+	b, err := os.ReadFile(first.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := order.Uint64(b[offSettled:]); got != settled {
+		t.Errorf("the cut file's head counts %d settled, want %d: a later process sends %d again", got, settled, settled-got)
+	}
+	for len(said) > 0 {
+		if line := <-said; strings.Contains(line, "fault in the mapped file") {
+			t.Errorf("the fault told again: %q", line)
+		}
+	}
+}
+
 // plant leaves in dir a file of one unsent record, as uid would have:
 // another user's, when uid is not this process's.
 func plant(t *testing.T, dir string, uid int) string {
