@@ -39,8 +39,10 @@ func TestRedactorMatch(t *testing.T) {
 }
 
 // Match is strings.EqualFold against every key, whatever its filters skip:
-// keys of the lengths and first letters kept and not, the letters that
-// fold from outside ASCII (the Kelvin sign, the long s), long keys.
+// keys of the lengths and first letters kept and not, the letters at the
+// ends of the alphabet and the bytes beside them, the letters that fold
+// from outside ASCII (the Kelvin sign, the long s), long keys, a key that
+// starts with a byte that is not UTF-8.
 func TestRedactorMatchIsEqualFold(t *testing.T) {
 	if r := NewRedactor("Password", "password", "PASSWORD"); !r.allASCII {
 		t.Error("a key given in several cases turned the fast filters off")
@@ -48,6 +50,7 @@ func TestRedactorMatchIsEqualFold(t *testing.T) {
 	long63, long64 := strings.Repeat("s", 63), strings.Repeat("s", 64)
 	sets := [][]string{
 		{"secret", "key"}, {"Password", "token"}, {"Password", "password", "PASSWORD"}, {"s", "k"}, {long63}, {long64}, {"kelvin\u212a"}, {"ſ"},
+		{"Zulu", "Alpha"}, {"@home", "[x]"},
 	}
 	var cands []string
 	for _, set := range sets {
@@ -55,7 +58,7 @@ func TestRedactorMatchIsEqualFold(t *testing.T) {
 			cands = append(cands, k, strings.ToUpper(k), strings.ToLower(k), k+"x", "x"+k, k[:len(k)-1])
 		}
 	}
-	cands = append(cands, "ſecret", "\u212aey", "\u212a", "secreT", "ſ", "S", "", "tokens", "phase", long63+"s", long64[1:])
+	cands = append(cands, "ſecret", "\u212aey", "\u212a", "secreT", "ſ", "S", "", "tokens", "phase", long63+"s", long64[1:], "\x80ecret", "zULU", "aLPHA", "`home", "{x]")
 	for _, set := range sets {
 		r := NewRedactor(set...)
 		for _, c := range cands {

@@ -15,7 +15,7 @@ func TestValidStringAndIsASCII(t *testing.T) {
 		base := strings.Repeat("a", n)
 		inputs = append(inputs, base)
 		for at := 0; at <= n; at++ {
-			for _, odd := range []string{"é", "\xff", "\xe2\x82", "日本"} {
+			for _, odd := range []string{"é", "\xff", "\xe2\x82", "日本", "\x80"} {
 				inputs = append(inputs, base[:at]+odd+base[at:])
 			}
 		}

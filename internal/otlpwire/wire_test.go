@@ -258,3 +258,69 @@ func TestAddKeepsRequestUnderBound(t *testing.T) {
 		t.Errorf("a bound of 1 byte: took %d records, want the first alone", w.Len())
 	}
 }
+
+// Every length next to the edge of a one-byte varint is written right, in
+// a nested message and in a typed writer's head: the request decodes to
+// the values given and is what proto.Marshal writes for them, and the
+// typed writer writes what AppendAttr writes.
+func TestLengthsAroundOneByte(t *testing.T) {
+	lim := DefaultLimits
+	for n := 100; n <= 140; n++ {
+		s := strings.Repeat("v", n)
+		attrs := []attribute.KeyValue{attribute.String("k", s), attribute.Map("m", attribute.String("k", s))}
+		rec := AppendRecord(nil, &Record{Body: attribute.MapValue(attrs...)}, attrs, lim)
+		var w Request
+		w.Reset(NewResource(nil, ""), []Scope{{}}, math.MaxInt)
+		w.Add(0, rec)
+		got := w.Bytes()
+		req := decode(t, got)
+		lr := req.ResourceLogs[0].ScopeLogs[0].LogRecords[0]
+		if lr.Attributes[0].Value.GetStringValue() != s ||
+			lr.Attributes[1].Value.GetKvlistValue().GetValues()[0].Value.GetStringValue() != s ||
+			lr.Body.GetKvlistValue().GetValues()[0].Value.GetStringValue() != s {
+			t.Fatalf("length %d: a value lost: %v", n, lr)
+		}
+		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("length %d: request differs from proto.Marshal's", n)
+		}
+		if typed, want := AppendStringAttr(nil, "k", s, &lim), AppendAttr(nil, attrs[0], lim); string(typed) != string(want) {
+			t.Errorf("length %d:\n got %x\nwant %x", n, typed, want)
+		}
+	}
+}
+
+// Overhead is at least what a request spends around its records, for
+// resources and scopes with and without attributes and schema URLs and
+// records of every length class: a batch cut to a bound stays under it,
+// and a collector does not refuse it for its size.
+func TestOverheadBoundsRequest(t *testing.T) {
+	long := strings.Repeat("u", 300)
+	attrs := []attribute.KeyValue{attribute.String("service.name", long)}
+	resources := []Resource{NewResource(nil, ""), NewResource(nil, long), NewResource(attrs, ""), NewResource(attrs, long)}
+	scopes := []Scope{{}, NewScope("", "", long, nil), NewScope("a", "1", "", attrs), NewScope("a", "", "https://a", attrs)}
+	sets := [][]Scope{scopes}
+	for _, s := range scopes {
+		sets = append(sets, []Scope{s})
+	}
+	var w Request
+	for _, n := range []int{0, 100, 20000, 3 << 20} {
+		rec := AppendRecord(nil, &Record{Body: attribute.StringValue(strings.Repeat("x", n))}, nil, DefaultLimits)
+		for _, res := range resources {
+			for _, set := range sets {
+				w.Reset(res, set, math.MaxInt)
+				records := 0
+				for k := range set {
+					w.Add(k, rec)
+					records += FieldSize(len(rec))
+				}
+				if spent, bound := len(w.Bytes())-records, Overhead(res, set...); spent > bound {
+					t.Errorf("records of %d bytes, %d scopes: %d bytes around them, Overhead %d", n, len(set), spent, bound)
+				}
+			}
+		}
+	}
+}

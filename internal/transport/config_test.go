@@ -83,18 +83,22 @@ func TestSecretsOf(t *testing.T) {
 	cfg := Config{
 		Protocol: HTTPProtobuf,
 		Headers: map[string]string{"Authorization": "Bearer tokenvalue", "x-key": " k ", "empty": "",
-			"X-Scope-OrgID": "0", "VL-Stream-Fields": "rank,host"},
+			"X-Scope-OrgID": "0", "VL-Stream-Fields": "rank,host",
+			// At minSecretPart and one short of it: a value, a credential after a scheme.
+			"X-Tenant": "acme", "X-Team": "ops", "Proxy-Authorization": "Basic abcd", "X-Auth-Token": "Token abc"},
 	}
 	got := secretsOf(cfg)
-	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k", "rank,host"} {
+	for _, want := range []string{"Bearer tokenvalue", "tokenvalue", "k", "rank,host", "acme", "abcd"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("secrets %q lack %q", got, want)
 		}
 	}
 	// A short value of a header that is no credential would be redacted
 	// wherever it appears: "0" in every number of a collector's message.
-	if slices.Contains(got, "0") {
-		t.Errorf("secrets %q hold the tenant id \"0\"", got)
+	for _, short := range []string{"0", "ops", "abc"} {
+		if slices.Contains(got, short) {
+			t.Errorf("secrets %q hold %q, shorter than minSecretPart", got, short)
+		}
 	}
 	if slices.Contains(got, "") {
 		t.Errorf("secrets %q hold an empty one", got)

@@ -27,6 +27,7 @@ func TestParseEndpointReads(t *testing.T) {
 		{"https://collector", GRPC, true, Endpoint{Host: "collector", Port: 443, TLS: true}},
 		{"https://collector:4317/", GRPC, false, Endpoint{Host: "collector", Port: 4317, TLS: true, Path: "/"}},
 		{"http://[::1]:4317", GRPC, false, Endpoint{Host: "::1", Port: 4317}},
+		{"AZ-z_0.9:65535", GRPC, true, Endpoint{Host: "AZ-z_0.9", Port: 65535}}, // the ends of the ranges
 	} {
 		got, err := ParseEndpoint(tc.raw, tc.protocol, tc.insecure)
 		if err != nil || got != tc.want {
@@ -96,6 +97,24 @@ func TestParseEndpointRefuses(t *testing.T) {
 		_, err := ParseEndpoint(raw, GRPC, false)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%q: error %v, want one with %q and no secret", raw, err, want)
+		}
+	}
+}
+
+// An endpoint in an error message keeps its scheme, host and port, and
+// loses its user info, path, query and fragment, which may hold secrets,
+// wherever they start.
+func TestRedactEndpoint(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://u:s3cret@c:1/p?k=s3cret": `"https://REDACTED@c:1"`,
+		"https://@c:1":                    `"https://REDACTED@c:1"`,
+		"https:///v1/logs?key=s3cret":     `"https://"`,
+		"/v1/logs?key=s3cret":             `""`,
+		"c:1#s3cret":                      `"c:1"`,
+		"scheme-less://c:1":               `"c:1"`,
+	} {
+		if got := redactEndpoint(raw); got != want {
+			t.Errorf("%q: %s, want %s", raw, got, want)
 		}
 	}
 }

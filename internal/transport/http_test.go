@@ -268,6 +268,43 @@ func TestHTTPLargeErrorBodyIsBounded(t *testing.T) {
 	checkClean(t, r.Err)
 }
 
+// An answer of the largest size read is read, one byte more is not: a
+// partial success at the bound counts its rejected records, and one past
+// it fails the export, once, rather than guess.
+func TestHTTPAnswerAtItsBound(t *testing.T) {
+	t.Parallel()
+	for _, extra := range []int{0, 1} {
+		resp := &collogspb.ExportLogsServiceResponse{PartialSuccess: &collogspb.ExportLogsPartialSuccess{RejectedLogRecords: 1}}
+		resp.PartialSuccess.ErrorMessage = strings.Repeat("x", maxResponseBody-16)
+		resp.PartialSuccess.ErrorMessage += strings.Repeat("x", maxResponseBody+extra-proto.Size(resp))
+		if proto.Size(resp) != maxResponseBody+extra {
+			t.Fatalf("an answer of %d bytes, want %d", proto.Size(resp), maxResponseBody+extra)
+		}
+		col := &httpCollector{handle: func(w http.ResponseWriter, _ *http.Request, _ int) { answer(w, http.StatusOK, resp) }}
+		c := newClient(t, httpConfig(col.start(t).URL))
+		_, body := testRequest(t, 2)
+		r, _ := export(c, body, 2, Normal)
+		if extra == 0 && (r.Cause != PartialSuccess || r.Rejected != 1) ||
+			extra == 1 && (r.Cause != Other || r.Rejected != 2 || !strings.Contains(r.Err.Error(), "over")) || r.Attempts != 1 {
+			t.Errorf("an answer %d byte past the bound: result %+v", extra, r)
+		}
+	}
+}
+
+// A 3xx is no delivery: the redirect is not followed (a POST body is not
+// sent again), and the records are not counted as taken.
+func TestHTTPRedirectIsNoDelivery(t *testing.T) {
+	t.Parallel()
+	col := &httpCollector{handle: func(w http.ResponseWriter, _ *http.Request, _ int) {
+		w.WriteHeader(http.StatusMultipleChoices)
+	}}
+	c := newClient(t, httpConfig(col.start(t).URL))
+	_, body := testRequest(t, 2)
+	if r, _ := export(c, body, 2, Normal); r.Cause == Delivered || r.Err == nil || r.Rejected != 2 {
+		t.Errorf("result %+v", r)
+	}
+}
+
 // A body that says it is protobuf and is not cannot be read as a partial
 // success: the export fails, once, rather than guess.
 func TestHTTPSuccessWithGarbageBody(t *testing.T) {

@@ -2,18 +2,22 @@ package transport
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
 
 func TestCauseString(t *testing.T) {
 	seen := map[string]bool{}
-	for c := Delivered; c <= Other; c++ {
+	for c := Delivered; c < Cause(len(causeNames)); c++ { // each named
 		s := c.String()
 		if s == "" || strings.HasPrefix(s, "Cause(") || seen[s] {
 			t.Errorf("Cause(%d).String() = %q", int(c), s)
 		}
 		seen[s] = true
+	}
+	if past := Cause(len(causeNames)); past.String() != fmt.Sprintf("Cause(%d)", int(past)) {
+		t.Errorf("the cause past the last named: %q", past.String())
 	}
 	if got := Cause(99).String(); got != "Cause(99)" {
 		t.Errorf("unknown cause: %q", got)

@@ -131,6 +131,10 @@ func TestRun(t *testing.T) {
 			if (tt.cause == Delivered) != (r.Err == nil) {
 				t.Errorf("err %v", r.Err)
 			}
+			// A failure after retries says how many attempts it took.
+			if r.Err != nil && strings.HasPrefix(r.Err.Error(), "after ") != (r.Attempts > 1) {
+				t.Errorf("%d attempts: error %q", r.Attempts, r.Err)
+			}
 		})
 	}
 }

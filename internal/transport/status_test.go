@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"testing"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
@@ -55,6 +56,9 @@ func TestResultStatus(t *testing.T) {
 	hdown := newClient(t, httpConfig("http://"+closedAddr(t)))
 	if r, _ := export(hdown, body, 3, Final); r.Status != "" || r.Err == nil {
 		t.Errorf("http refused: status %q, err %v", r.Status, r.Err)
+	}
+	if got := grpcCodeName(codes.Code(len(grpcCodeNames))); got != strconv.Itoa(len(grpcCodeNames)) {
+		t.Errorf("the code past the last named: %q", got)
 	}
 	if got := grpcCodeName(codes.Code(99)); got != "99" {
 		t.Errorf("unknown code named %q", got)
