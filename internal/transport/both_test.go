@@ -73,6 +73,13 @@ type served struct {
 	// wire is how request i came: its content encoding ("" for none) and
 	// its size.
 	wire func(i int) (encoding string, size int)
+	// kill stops the collector as a process that dies does: its listener
+	// closed, its connections reset, requests in flight unanswered.
+	kill func()
+	// drain stops it gracefully, as a rolling restart does: no new
+	// requests, those in flight answered, then the connections closed
+	// (gRPC's GOAWAY, HTTP's Shutdown).
+	drain func()
 }
 
 // transportCase is one transport, as these tests reach it.
@@ -106,8 +113,10 @@ var transportCases = []transportCase{
 			// client sends as far ahead as the kernel lets it, as over a
 			// link with a large bandwidth-delay product, which
 			// TestBodyIsLeftOnReturn needs.
-			col.serve(t, l, grpc.MaxRecvMsgSize(bigBody), grpc.InitialWindowSize(2*bigBody), grpc.InitialConnWindowSize(2*bigBody))
+			srv := col.serve(t, l, grpc.MaxRecvMsgSize(bigBody), grpc.InitialWindowSize(2*bigBody), grpc.InitialConnWindowSize(2*bigBody))
 			return served{
+				kill:     srv.Stop,
+				drain:    srv.GracefulStop,
 				cfg:      grpcConfig(l.Addr().String()),
 				calls:    func() int { return int(col.calls.Load()) },
 				received: col.received,
@@ -138,8 +147,14 @@ var transportCases = []transportCase{
 			col := &httpCollector{maxBody: bigBody, handle: func(w http.ResponseWriter, r *http.Request, call int) {
 				httpReply(w, r, answer(call))
 			}}
+			srv := col.serve(t, l)
 			return served{
-				cfg:      httpConfig(col.serve(t, l).URL),
+				kill: func() {
+					srv.Listener.Close()
+					srv.CloseClientConnections()
+				},
+				drain:    func() { _ = srv.Config.Shutdown(context.Background()) },
+				cfg:      httpConfig(srv.URL),
 				calls:    func() int { return int(col.calls.Load()) },
 				received: col.received,
 				wire: func(i int) (string, int) {

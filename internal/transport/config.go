@@ -60,6 +60,13 @@ type Config struct {
 	// UserAgent, when set, is sent as the User-Agent (gRPC appends its own
 	// version to it).
 	UserAgent string
+
+	// lookup resolves the endpoint's host name to its replicas; nil means
+	// the system's resolver. Only tests set it, to name several replicas.
+	lookup lookupFunc
+	// reresolve is how often the name is looked up again; zero means
+	// resolveEvery. Only tests set it.
+	reresolve time.Duration
 }
 
 // Mode says how hard one Export tries.

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -39,7 +38,7 @@ var grpcConnectParams = grpc.ConnectParams{
 		Jitter:     backoffJitter,
 		MaxDelay:   backoffMax,
 	},
-	MinConnectTimeout: 5 * time.Second,
+	MinConnectTimeout: connectTimeout,
 }
 
 // grpcClient exports over one lazily connected gRPC channel.
@@ -48,6 +47,7 @@ type grpcClient struct {
 	endpoint string // sanitized, for errors
 	bounds   bounds
 	dialAddr string // host:port, for the dialer
+	lookup   lookupFunc
 	onRetry  func(Cause, error)
 	insecure bool // plaintext
 	proxied  bool // gRPC dials through an HTTPS_PROXY: no probe can reach the endpoint
@@ -70,6 +70,9 @@ func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
 		// Retries are this package's, by the OTLP spec; a service config
 		// from the resolver must not add its own.
 		grpc.WithDisableServiceConfig(),
+		// Every replica a name resolves to takes its share (grpcdns.go).
+		grpc.WithDefaultServiceConfig(roundRobin),
+		grpc.WithResolvers(dnsResolver{lookup: cfg.lookup, every: cfg.reresolve}),
 	}
 	if cfg.UserAgent != "" {
 		dial = append(dial, grpc.WithUserAgent(cfg.UserAgent))
@@ -84,6 +87,7 @@ func newGRPC(cfg Config, secrets []string) (*grpcClient, error) {
 		bounds:   bounds{attempt: cfg.Timeout, elapsed: cfg.RetryElapsed},
 		onRetry:  cfg.OnRetry,
 		dialAddr: e.dialAddr(),
+		lookup:   cfg.lookup,
 		insecure: !e.TLS,
 		proxied:  grpcProxied(e.HostPort()),
 		secrets:  secrets,
@@ -158,8 +162,7 @@ func (c *grpcClient) redial(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, redialWait)
 	defer cancel()
 	if !c.proxied {
-		var d net.Dialer
-		probe, err := d.DialContext(ctx, "tcp", c.dialAddr)
+		probe, err := dialAny(ctx, c.lookup, c.dialAddr)
 		if err != nil {
 			return err
 		}

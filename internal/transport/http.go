@@ -34,6 +34,7 @@ const (
 // httpClient POSTs requests with net/http.
 type httpClient struct {
 	client    *http.Client
+	spread    *spread  // nil when the endpoint is an address, or proxied
 	url       *url.URL // shared by every request, read only
 	endpoint  string   // sanitized, for errors
 	header    http.Header
@@ -48,21 +49,20 @@ type httpClient struct {
 func newHTTP(cfg Config, secrets []string) *httpClient {
 	e := cfg.Endpoint
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	dial := tr.DialContext
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newClientFirst(conn), nil
-	}
+	tr.DialContext = clientFirstDial(tr.DialContext)
 	if e.TLS {
 		tr.TLSClientConfig = tlsConfig(cfg.TLS)
 	}
+	var rt http.RoundTripper = tr
+	sp := newSpread(tr, e, cfg)
+	if sp != nil {
+		rt = sp
+	}
 	u := e.url()
 	c := &httpClient{
+		spread: sp,
 		client: &http.Client{
-			Transport: tr,
+			Transport: rt,
 			// A redirect would send the records, and the headers, somewhere
 			// the user did not configure: report it instead.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -269,6 +269,9 @@ func statusText(code int) string {
 func (c *httpClient) Close(context.Context) error {
 	c.closed.Store(true)
 	c.client.CloseIdleConnections()
+	if c.spread != nil {
+		c.spread.close()
+	}
 	return nil
 }
 
@@ -310,6 +313,17 @@ type clientFirst struct {
 	// answeredHTTP2 says whether the server's first bytes were an HTTP/2
 	// SETTINGS frame, as a gRPC server's are.
 	answeredHTTP2 atomic.Bool
+}
+
+// clientFirstDial wraps each connection dial makes in a clientFirst.
+func clientFirstDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newClientFirst(conn), nil
+	}
 }
 
 func newClientFirst(c net.Conn) *clientFirst {
