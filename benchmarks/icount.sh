@@ -28,7 +28,9 @@
 #     cg_diff /tmp/cg-zap/cachegrind.out.10000 /tmp/cg-zap/cachegrind.out.30000 > /tmp/cg-zap/diff &&
 #     cg_annotate --threshold=0 /tmp/cg-zap/diff
 #
-# Needs valgrind (apt install valgrind).
+# Needs valgrind (apt install valgrind). A GODEBUG of the caller's is added
+# to the script's: a valgrind that does not emulate RDTSCP needs
+# GODEBUG=cpu.rdtscp=off.
 set -euo pipefail
 bin=$1 re=$2 n1=${3:-10000} n2=${4:-30000}
 keep=${ICOUNT_KEEP:-}
@@ -40,7 +42,7 @@ count() {
 	if [ -n "$keep" ]; then
 		out="$keep/cachegrind.out.$1"
 	fi
-	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
+	GOGC=off GOMAXPROCS=1 GODEBUG="asyncpreemptoff=1${GODEBUG:+,$GODEBUG}" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
 		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime "${1}x" 2>&1 |
 		sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }
