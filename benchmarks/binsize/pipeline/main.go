@@ -8,11 +8,12 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 func main() {
 	ctx := context.Background()
-	p, _ := zaplens.NewLoggerProvider(ctx)
+	p, _ := otlplog.NewLoggerProvider(ctx)
 	defer p.Shutdown(ctx)
 	logger := zap.New(zaplens.NewCore(zaplens.WithLoggerProvider(p)))
 	logger.Info("hello")
