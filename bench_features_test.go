@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -14,18 +16,18 @@ import (
 // (provider=zaplens, an export that discards) and on a provider of the
 // user's own (provider=own, which discards each record): what each costs
 // when used. span-events logs inside a recording sdk/trace span; redact
-// is a zaplens provider made WithRedactKeys, whose keys the line does not
+// is a zaplens provider made otlplog.WithRedactKeys, whose keys the line does not
 // hold: what every line pays for the check.
 func BenchmarkFeatures(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
 	bagCtx := withTestBaggage(b, ctx, "tenant", "acme", "session", "s-42")
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Shutdown(context.Background())
-	redacting, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(), WithRedactKeys("password", "token"))
+	redacting, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport(), otlplog.WithRedactKeys("password", "token"))
 	if err != nil {
 		b.Fatal(err)
 	}

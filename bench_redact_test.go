@@ -4,12 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 )
 
 // BenchmarkRedact is BenchmarkWire's line, and BenchmarkEmit's record, on a
-// provider with WithRedactKeys of four keys: keys=none is without it, the
+// provider with otlplog.WithRedactKeys of four keys: keys=none is without it, the
 // path BenchmarkWire measures; nomatch has the keys and no field matching
 // them, the usual case; match has one of the fields match.
 func BenchmarkRedact(b *testing.B) {
@@ -25,7 +27,7 @@ func BenchmarkRedact(b *testing.B) {
 		{"keys=4/nomatch", keys, caseOneFields(ctx)},
 		{"keys=4/match", keys, append(caseOneFields(ctx)[:5], zap.String("password", "hunter2"))},
 	} {
-		p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(), WithRedactKeys(bc.keys...))
+		p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport(), otlplog.WithRedactKeys(bc.keys...))
 		if err != nil {
 			b.Fatal(err)
 		}

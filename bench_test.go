@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zaplens/zaplens/otlplog"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
@@ -20,10 +21,6 @@ import (
 // These measure the bridge alone: the provider's loggers discard what they
 // get, so nothing of the OTel SDK is in the figures. benchmarks/ compares
 // the whole cost with the official bridge on the real SDK.
-
-func jsonDiscard() zapcore.Core {
-	return zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
-}
 
 func BenchmarkBridgeOnly(b *testing.B) {
 	ctx, _ := spanContext(b)
@@ -59,14 +56,6 @@ func caseOneFields(ctx context.Context) []zap.Field {
 		zap.Float64("lr", 3e-4), zap.Int("tokens", 1<<20), zap.String("phase", "train")}
 }
 
-// withDiscardExport makes the provider's export discard its requests: the
-// figures are then the whole pipeline's but the network's.
-func withDiscardExport() ProviderOption {
-	return providerOptionFunc(func(c *providerConfig) {
-		c.exportFunc = func(context.Context, []byte, int, bool) (int, error) { return 0, nil }
-	})
-}
-
 // BenchmarkWire measures the bridge on a zaplens provider: each entry is
 // encoded to OTLP bytes and queued; the requests are built and handed to an
 // export that discards them, so the figures are the whole pipeline's but
@@ -75,7 +64,7 @@ func BenchmarkWire(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
 	fields := caseOneFields(ctx)
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil),
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil),
 		withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
@@ -110,7 +99,7 @@ func BenchmarkWire(b *testing.B) {
 func BenchmarkWireFieldKinds(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -157,7 +146,7 @@ func (r benchRequest) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // case adding one to the last: zap alone; the tee with the bridge filtered
 // out and no ids (what the tee itself costs); the ids in base's line; the
 // bridge, encoding to OTLP and queueing, with an export that discards;
-// the same with log.record.uid (WithRecordUID).
+// the same with log.record.uid (otlplog.WithRecordUID).
 // zap-two-more-strings is zap alone with two more string fields the
 // lengths of the ids: zap's own share of the ids' cost.
 // cpu-ns/op is the whole process's CPU per call, the export goroutine's
@@ -166,12 +155,12 @@ func BenchmarkCallParts(b *testing.B) {
 	cleanEnv(b)
 	ctx, _ := spanContext(b)
 	fields := caseOneFields(ctx)
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Shutdown(context.Background())
-	withUID, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(), WithRecordUID(true))
+	withUID, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport(), otlplog.WithRecordUID(true))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -209,7 +198,7 @@ func BenchmarkCallParts(b *testing.B) {
 // made unique, at every level, as the SDK does.
 func BenchmarkEmit(b *testing.B) {
 	cleanEnv(b)
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport())
 	if err != nil {
 		b.Fatal(err)
 	}

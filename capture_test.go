@@ -9,8 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -96,13 +94,4 @@ func (b *jsonBase) lines(t testing.TB) []map[string]any {
 		out = append(out, m)
 	}
 	return out
-}
-
-// spanContext starts a real span and returns its context.
-func spanContext(t testing.TB) (context.Context, trace.SpanContext) {
-	tp := sdktrace.NewTracerProvider()
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	ctx, span := tp.Tracer("test").Start(context.Background(), "step")
-	t.Cleanup(func() { span.End() })
-	return ctx, span.SpanContext()
 }

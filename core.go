@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/zaplens/zaplens/internal/direct"
 	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
@@ -65,7 +66,8 @@ type bridge struct {
 // scope is what the bridge knows of one zap logger name.
 type scope struct {
 	logger  log.Logger
-	wire    *logger              // logger itself when it is a zaplens provider's: no log.Record needed
+	wire    direct.Logger        // logger itself when it takes OTLP bytes: no log.Record needed
+	terms   direct.Terms         // wire's, read once
 	bridged bool                 // the name passes the filters and the logger is not a no-op
 	level   zapcore.LevelEnabler // the name's own level, set only with WithLevelFor
 }
@@ -287,7 +289,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	event := c.eventName(r)
 	var enabled bool
 	if s.wire != nil {
-		enabled = s.wire.enabled()
+		enabled = s.wire.Open()
 	} else {
 		enabled = s.logger.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
 	}
@@ -305,7 +307,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc, event)
-		if span == nil && !r.nested && c.writeDirect(s.wire, e, &rec, ent, fields) {
+		if span == nil && !r.nested && c.writeDirect(s, e, &rec, ent, fields) {
 			return
 		}
 	}
@@ -317,9 +319,9 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 		return
 	}
 	if s.wire != nil {
-		// A zaplens provider's logger encodes the converted entry
-		// straight to OTLP bytes: the general way.
-		s.wire.enqueue(e, &rec, attrs, true)
+		// A logger that takes OTLP bytes encodes the converted entry
+		// straight to them: the general way.
+		e.keepRecord(s.wire.EnqueueAttributes(e.record[:0], rec, attrs))
 		return
 	}
 	var lrec log.Record
@@ -485,7 +487,9 @@ func (b *bridge) newScope(name string) (s scope) {
 		}
 	}()
 	s.logger = b.provider.Logger(validString(scopeName))
-	s.wire, _ = s.logger.(*logger)
+	if l, ok := s.logger.(direct.Logger); ok {
+		s.wire, s.terms = l, l.Terms()
+	}
 	_, isNoop := s.logger.(noop.Logger)
 	s.bridged = !isNoop
 	return s

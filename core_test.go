@@ -20,6 +20,8 @@ import (
 	"go.uber.org/multierr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 func TestScopeNames(t *testing.T) {
@@ -118,15 +120,6 @@ func (discardLogger) Enabled(context.Context, log.EnabledParameters) bool { retu
 type discardProvider struct{ embedded.LoggerProvider }
 
 func (discardProvider) Logger(string, ...log.LoggerOption) log.Logger { return discardLogger{} }
-
-// skipAllocsUnderRace skips an allocation test under the race detector,
-// whose counts are meaningless.
-func skipAllocsUnderRace(t *testing.T) {
-	t.Helper()
-	if raceEnabled {
-		t.Skip("allocation counts are meaningless under the race detector")
-	}
-}
 
 // fiveFieldsAndContext is the allocation tests' line: ctx and five
 // fields.
@@ -321,13 +314,13 @@ func TestPanicValueWhoseStringPanics(t *testing.T) {
 		if err := p.ForceFlush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		exp.mu.Lock()
-		defer exp.mu.Unlock()
-		if len(exp.records) != 1 {
-			t.Fatalf("%d records, want 1", len(exp.records))
+		exp.Mu.Lock()
+		defer exp.Mu.Unlock()
+		if len(exp.Records) != 1 {
+			t.Fatalf("%d records, want 1", len(exp.Records))
 		}
 		a := map[string]attribute.Value{}
-		for _, kv := range exp.records[0].Attributes {
+		for _, kv := range exp.Records[0].Attributes {
 			a[kv.Key] = attribute.StringValue(kv.Value.GetStringValue())
 		}
 		check(t, a)
@@ -530,24 +523,6 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 // lockedBuffer is a WriteSyncer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Sync() error { return nil }
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // OTLP refuses a whole batch over one invalid UTF-8 string, so none may
 // leave the bridge: they read as U+FFFD, as in zap's JSON output.
@@ -607,7 +582,7 @@ func TestDedupMany(t *testing.T) {
 	for i := range 100 {
 		kvs = append(kvs, attribute.Int(fmt.Sprint("k", i%40), i))
 	}
-	got := dedup(kvs)
+	got := otlpwire.Dedup(kvs)
 	if len(got) != 40 || got[0].Value.AsInt64() != 80 || got[39].Value.AsInt64() != 79 {
 		t.Errorf("dedup of 100 into 40 keys gave %d, first %v, last %v", len(got), got[0], got[len(got)-1])
 	}

@@ -39,7 +39,7 @@ func TestBaggageMatchesBaggagecopy(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pair := newDiffPairWith(t, defaultDiffSetup(t, baggagecopy.NewLogProcessor(tc.filter)))
 			plain := startOTLPServer(t, "127.0.0.1:0", keepRecords())
-			plainP := newDiffSDKProvider(t, plain.addr, defaultDiffSetup(t))
+			plainP := newDiffSDKProvider(t, plain.Addr, defaultDiffSetup(t))
 			sides := []struct {
 				p   log.LoggerProvider
 				opt []Option

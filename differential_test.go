@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -29,7 +32,7 @@ import (
 
 // The differential test: the same input goes through the OTel SDK's own
 // pipeline (sdk/log, batch processor, otlploggrpc) to one real OTLP/gRPC
-// receiver, and through ours (NewLoggerProvider: otlpwire, pipeline,
+// receiver, and through ours (otlplog.NewLoggerProvider: otlpwire, pipeline,
 // transport) to another, and what the two receivers decode must be equal,
 // record by record, scope by scope, resource included. The input is both
 // what the bridge makes of zap entries (wire.go's direct and general ways against
@@ -78,7 +81,7 @@ var diffResourceAttrs = []attribute.KeyValue{
 type diffPair struct {
 	sdk, ours *otlpServer
 	sdkP      *sdklog.LoggerProvider
-	ourP      *LoggerProvider
+	ourP      *otlplog.LoggerProvider
 	start     time.Time
 }
 
@@ -92,23 +95,26 @@ func newDiffPair(tb testing.TB) *diffPair {
 type diffSetup struct {
 	sdk        []sdklog.LoggerProviderOption
 	processors []sdklog.Processor
-	ours       []ProviderOption
+	ours       []otlplog.Option
 }
 
-// defaultDiffSetup gives both sides the same resource, and the SDK procs
-// before its batch processor, as a user of sdk/log puts them. Ours is
-// built by newResource from the options; the SDK is given what newResource
-// builds from the same.
+// defaultDiffSetup gives both sides the same resource, detected as a
+// provider detects one (host, process, SDK) and with extra attributes of
+// every simple kind, and the SDK procs before its batch processor, as a
+// user of sdk/log puts them. How ours builds a resource from its options
+// and the environment is otlplog's resource tests' to hold to the SDK.
 func defaultDiffSetup(tb testing.TB, procs ...sdklog.Processor) diffSetup {
 	tb.Helper()
-	res, err := newResource(context.Background(), &providerConfig{serviceName: diffService, resourceAttrs: diffResourceAttrs})
+	res, err := resource.New(context.Background(), resource.WithTelemetrySDK(), resource.WithHost(),
+		resource.WithOSType(), resource.WithProcessPID(), resource.WithProcessExecutableName(),
+		resource.WithAttributes(append([]attribute.KeyValue{attribute.String("service.name", diffService)}, diffResourceAttrs...)...))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return diffSetup{
 		sdk:        []sdklog.LoggerProviderOption{sdklog.WithResource(res)},
 		processors: procs,
-		ours:       []ProviderOption{WithServiceName(diffService), WithResourceAttributes(diffResourceAttrs...)},
+		ours:       []otlplog.Option{otlplog.WithResource(res)},
 	}
 }
 
@@ -120,15 +126,15 @@ func newDiffPairWith(tb testing.TB, setup diffSetup) *diffPair {
 		ours:  startOTLPServer(tb, "127.0.0.1:0", keepRecords()),
 		start: time.Now(),
 	}
-	p.sdkP = newDiffSDKProvider(tb, p.sdk.addr, setup)
+	p.sdkP = newDiffSDKProvider(tb, p.sdk.Addr, setup)
 	var err error
-	p.ourP, err = NewLoggerProvider(ctx, append([]ProviderOption{
-		WithEndpoint("http://" + p.ours.addr),
-		WithLossWriter(nil),
+	p.ourP, err = otlplog.NewLoggerProvider(ctx, append([]otlplog.Option{
+		otlplog.WithEndpoint("http://" + p.ours.Addr),
+		otlplog.WithLossWriter(nil),
 		// Exports only when flushed, so that each side sends its records
 		// in the same requests, whatever the timing of the two runs.
-		WithScheduleDelay(time.Hour),
-		WithRequestBytes(8 << 20)}, setup.ours...)...)
+		otlplog.WithScheduleDelay(time.Hour),
+		otlplog.WithRequestBytes(8 << 20)}, setup.ours...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -183,10 +189,10 @@ func (p *diffPair) take() (sdk, ours []*logpb.ResourceLogs) {
 }
 
 func diffTake(s *otlpServer) []*logpb.ResourceLogs {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.received
-	s.received = nil
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	r := s.Received
+	s.Received = nil
 	return r
 }
 

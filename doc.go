@@ -9,5 +9,11 @@
 //	logger = logger.WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider)))
 //	logger.Info("step done", zaplens.Context(ctx), zap.Int("step", 12))
 //
+// The provider may be any: the OpenTelemetry SDK's, the global one, or
+// zaplens's own pipeline, package [github.com/zaplens/zaplens/otlplog],
+// which the bridge writes OTLP bytes to directly. This package links no
+// exporter, transport or gRPC: a program pays for the pipeline only when
+// it imports it.
+//
 // [log.LoggerProvider]: https://pkg.go.dev/go.opentelemetry.io/otel/log#LoggerProvider
 package zaplens

@@ -259,7 +259,7 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 // exception ones last.
 func (e *attrEncoder) result() []attribute.KeyValue {
 	e.closeFrames(0)
-	e.kvs = dedup(append(e.kvs, e.top...))
+	e.kvs = otlpwire.Dedup(append(e.kvs, e.top...))
 	return e.kvs
 }
 
@@ -269,7 +269,7 @@ func (e *attrEncoder) closeFrames(depth int) {
 	for len(e.frames) > depth {
 		f := e.frames[len(e.frames)-1]
 		e.frames = e.frames[:len(e.frames)-1]
-		v := attribute.MapValue(dedup(e.kvs[f.start:])...)
+		v := attribute.MapValue(otlpwire.Dedup(e.kvs[f.start:])...)
 		clear(e.kvs[f.start:])
 		e.kvs = append(e.kvs[:f.start], attribute.KeyValue{Key: validKey(f.key), Value: v})
 	}
@@ -498,7 +498,7 @@ func (e *attrEncoder) AddObject(key string, m zapcore.ObjectMarshaler) error {
 	if hold {
 		e.closeFrames(depth + 1) // namespaces the object opened
 		e.frames = e.frames[:depth]
-		kvs := dedup(e.kvs)
+		kvs := otlpwire.Dedup(e.kvs)
 		slices.SortStableFunc(kvs, byKey) // as attribute.MapValue sorts
 		e.kvs = kvs
 		e.held = heldValue{kind: heldMap, key: validKey(key), n: len(kvs)}

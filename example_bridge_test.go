@@ -125,3 +125,10 @@ func ExampleWithSpanStatus() {
 	// Output:
 	// 0 events; status: Error disk full
 }
+
+// A training job bridges Info and above from rank 0 and Warn and above from
+// the other ranks; the rank comes from torchrun, Open MPI or Slurm.
+func ExampleWithRankLevel() {
+	bridge := zaplens.NewCore(zaplens.WithRankLevel([]int{0}, zapcore.InfoLevel, zapcore.WarnLevel))
+	fmt.Println(bridge.Enabled(zapcore.InfoLevel)) // true on rank 0, false elsewhere
+}

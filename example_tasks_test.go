@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -16,12 +18,12 @@ import (
 	"github.com/zaplens/zaplens"
 )
 
-// discardProvider is a NewLoggerProvider whose records are written and
-// thrown away, so that an example runs without a collector; its Stats say
+// discardProvider is a otlplog.NewLoggerProvider whose records are written and
+// thrown away, so that an example runs without a collector; its otlplog.Stats say
 // how many the bridge handed over.
-func discardProvider(opts ...zaplens.ProviderOption) *zaplens.LoggerProvider {
-	opts = append([]zaplens.ProviderOption{zaplens.WithExporterName("console"), zaplens.WithConsoleWriter(io.Discard)}, opts...)
-	p, _ := zaplens.NewLoggerProvider(context.Background(), opts...)
+func discardProvider(opts ...otlplog.Option) *otlplog.LoggerProvider {
+	opts = append([]otlplog.Option{otlplog.WithExporterName("console"), otlplog.WithConsoleWriter(io.Discard)}, opts...)
+	p, _ := otlplog.NewLoggerProvider(context.Background(), opts...)
 	return p
 }
 
@@ -61,7 +63,7 @@ func Example_sampling() {
 // A program stops in this order: its own work (an HTTP server's
 // Shutdown), then Sync, which flushes the pipeline within its bound (5 s),
 // then the provider's Shutdown, within the deadline of its context. A
-// non-nil error is a *zaplens.DeliveryError that says what was lost.
+// non-nil error is a *otlplog.DeliveryError that says what was lost.
 func Example_shutdown() {
 	provider := discardProvider()
 	logger := zap.NewNop().WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider)))
@@ -71,7 +73,7 @@ func Example_shutdown() {
 	defer cancel()
 	_ = logger.Sync()
 	err := provider.Shutdown(ctx)
-	var lost *zaplens.DeliveryError
+	var lost *otlplog.DeliveryError
 	fmt.Println(err, errors.As(err, &lost), provider.Stats())
 	// Output: <nil> false emitted 1, exported 1, dropped 0, failed 0, queued 0
 }
@@ -122,21 +124,6 @@ func ExampleContext_officialStyle() {
 	// Output:
 	// {"level":"info","msg":"request","trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7","path":"/a"}
 	// otel: scope=zaplens severity=INFO body="request" trace=4bf92f3577b34da6a3ce929d0e0e4736 path=/a
-}
-
-// With a spool directory, each record is copied to a file before the
-// logging call returns, so that a process killed with SIGKILL loses no
-// line: the next process on the directory sends what is left.
-func ExampleWithSpool() {
-	dir, _ := os.MkdirTemp("", "zaplens-spool")
-	defer os.RemoveAll(dir)
-	provider := discardProvider(zaplens.WithSpool(dir))
-	logger := zap.NewNop().WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider)))
-	logger.Info("kept on disk until delivered")
-
-	err := provider.Shutdown(context.Background())
-	fmt.Println(err, provider.Stats().Kept)
-	// Output: <nil> 0
 }
 
 // unsampledContext holds a valid span whose trace is not kept.

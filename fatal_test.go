@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -110,9 +112,9 @@ func TestFatalFromFilteredLoggerFlushes(t *testing.T) {
 // development zap panics after it, so it flushes first.
 func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
 	cleanEnv(t)
-	exp := &memExporter{block: make(chan struct{})}
-	defer close(exp.block)
-	p := newTestProvider(t, withExporter(exp), WithScheduleDelay(time.Hour))
+	exp := &memExporter{Block: make(chan struct{})}
+	defer close(exp.Block)
+	p := newTestProvider(t, withExporter(exp), otlplog.WithScheduleDelay(time.Hour))
 	for _, build := range []func(zapcore.Core) *zap.Logger{
 		func(c zapcore.Core) *zap.Logger { return zap.New(NewTee(c, WithLoggerProvider(p))) },
 		func(c zapcore.Core) *zap.Logger { return zap.New(zapcore.NewTee(c, NewCore(WithLoggerProvider(p)))) },
@@ -127,7 +129,7 @@ func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
 	_ = shutdownWithin(p, 100*time.Millisecond)
 
 	exp2 := &memExporter{}
-	p2 := newTestProvider(t, withExporter(exp2), WithScheduleDelay(time.Hour))
+	p2 := newTestProvider(t, withExporter(exp2), otlplog.WithScheduleDelay(time.Hour))
 	for i, logger := range []*zap.Logger{
 		zap.New(NewTee(zapcore.NewNopCore(), WithLoggerProvider(p2)), zap.Development()),
 		zap.New(NewCore(WithLoggerProvider(p2)), zap.Development()),
@@ -136,7 +138,7 @@ func TestDPanicFlushesOnlyInDevelopment(t *testing.T) {
 			defer func() { _ = recover() }()
 			logger.DPanic("development dpanic")
 		}()
-		if n := exp2.len(); n != i+1 {
+		if n := exp2.Len(); n != i+1 {
 			t.Errorf("logger %d: %d records exported before the panic reached the caller, want %d", i, n, i+1)
 		}
 	}

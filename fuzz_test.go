@@ -12,11 +12,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/attribute"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
 )
 
 // fuzzSink is an sdklog.Processor that keeps the records it is handed.

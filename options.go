@@ -62,7 +62,7 @@ func newConfig(opts []Option) config {
 
 // The bridge's own variables. Each is read when a core is built, for a
 // setting no option set: an option in code wins, as it does over the
-// OTEL_* variables of [NewLoggerProvider]. A bad value is told once on
+// OTEL_* variables of otlplog.NewLoggerProvider. A bad value is told once on
 // stderr, naming the variable, and the default holds.
 const (
 	// EnvLevel is the least level bridged: debug, info, warn, error,

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -32,7 +34,7 @@ func bothPaths(t *testing.T) []bridgePath {
 	cleanEnv(t)
 	c := newCapture(t)
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
-	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour))
+	p := newTestProvider(t, otlplog.WithEndpoint("http://"+srv.Addr), otlplog.WithScheduleDelay(time.Hour))
 	return []bridgePath{
 		{"sdk", c.lp, func(testing.TB) []gotRecord {
 			var out []gotRecord
@@ -51,7 +53,7 @@ func bothPaths(t *testing.T) []bridgePath {
 				t.Fatal(err)
 			}
 			var out []gotRecord
-			for _, rl := range srv.resources() {
+			for _, rl := range srv.Resources() {
 				for _, sl := range rl.GetScopeLogs() {
 					for _, r := range sl.GetLogRecords() {
 						g := gotRecord{scope: sl.GetScope().GetName(), body: r.GetBody().GetStringValue(), event: r.GetEventName(), attrs: map[string]string{}}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
-	"strings"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/log"
 
+	"github.com/zaplens/zaplens/internal/direct"
 	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
@@ -18,29 +18,8 @@ import (
 // code emits; the bridge redacts what it sends around the encoder (span
 // events) and what it makes into text before any key can be seen (the
 // JSON of values past the depth bound). The keys zap derives from a
-// field's key carry that field's text, and are redacted with it.
-
-// redactedKeys are keys with the keys zap derives from them: an error
-// field's "<key>Verbose" (its %+v) and "<key>Causes" (a multi-error's),
-// and "<key>Error", the text of a marshaler or Stringer that failed.
-// zap.Error's text goes as exception.message: redacting "error" redacts
-// it, and redacting exception.message redacts zap.Error's details.
-func redactedKeys(keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if k == "" {
-			continue
-		}
-		out = append(out, k, k+"Verbose", k+"Causes", k+"Error")
-		switch {
-		case strings.EqualFold(k, errorKey):
-			out = append(out, keyExceptionMessage)
-		case strings.EqualFold(k, keyExceptionMessage):
-			out = append(out, errorKey+"Verbose", errorKey+"Causes")
-		}
-	}
-	return out
-}
+// field's key carry that field's text, and are redacted with it
+// (direct.RedactedKeys).
 
 // redactTree redacts, in place, the value of every matching key of a
 // tree json.Decoder made, at any depth.
@@ -80,7 +59,7 @@ func redactJSON(r *otlpwire.Redactor, b []byte) []byte {
 }
 
 // redactSource is the redactor of a bridge's provider: a zaplens
-// provider's, known when the core is built. A core built on otel's global
+// provider's (a direct.Provider), known when the core is built. A core built on otel's global
 // provider before the program set it holds the global's delegate, which
 // forwards to the provider set first, "updated in place": its redactor is
 // looked up at the first entry after the global is set.
@@ -95,8 +74,8 @@ type redactSource struct {
 const globalDelegate = "go.opentelemetry.io/otel/internal/global"
 
 func (s *redactSource) init(p log.LoggerProvider) {
-	if zp, ok := p.(*LoggerProvider); ok {
-		s.r.Store(zp.limits.Redact)
+	if zp, ok := p.(direct.Provider); ok {
+		s.r.Store(zp.DirectLimits().Redact)
 		return
 	}
 	if t := reflect.TypeOf(p); t != nil && t.Kind() == reflect.Pointer && t.Elem().PkgPath() == globalDelegate {
@@ -120,8 +99,8 @@ func (s *redactSource) resolve() {
 	if p == s.delegate {
 		return // not set yet
 	}
-	if zp, ok := p.(*LoggerProvider); ok {
-		s.r.Store(zp.limits.Redact)
+	if zp, ok := p.(direct.Provider); ok {
+		s.r.Store(zp.DirectLimits().Redact)
 	}
 	s.pending.Store(false)
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/direct"
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -17,7 +20,7 @@ import (
 )
 
 // redactProcessor is the sdk/log package's RedactTokensProcessor example
-// made WithRedactKeys's rule: the value of every attribute whose key is
+// made otlplog.WithRedactKeys's rule: the value of every attribute whose key is
 // one of keys, ignoring case, at any depth (map entries in attributes and
 // in a map body, maps in slices), becomes "[redacted]". Registered before
 // the batch processor, it changes the record that one then exports.
@@ -114,7 +117,7 @@ func redactScript(l *zap.Logger, p log.LoggerProvider) {
 	p.Logger("direct.redact").Emit(context.Background(), r)
 }
 
-// TestRedactMatchesSDK: WithRedactKeys on ours and redactProcessor before
+// TestRedactMatchesSDK: otlplog.WithRedactKeys on ours and redactProcessor before
 // the batch processor on the SDK's send the same records, bridged (the
 // direct way and the general one, core and tee) and emitted, with the
 // value length limit off and on.
@@ -125,13 +128,13 @@ func TestRedactMatchesSDK(t *testing.T) {
 			res := resource.NewSchemaless(attribute.String("service.name", "redact"))
 			setup := diffSetup{
 				sdk:        []sdklog.LoggerProviderOption{sdklog.WithResource(res)},
-				processors: []sdklog.Processor{redactProcessor{keys: redactedKeys(redactKeys)}}, // with zap's derived keys, as ours
-				ours: []ProviderOption{WithResource(res),
-					WithRedactKeys(redactKeys[:5]...), WithRedactKeys(redactKeys[5:]...)},
+				processors: []sdklog.Processor{redactProcessor{keys: direct.RedactedKeys(redactKeys)}}, // with zap's derived keys, as ours
+				ours: []otlplog.Option{otlplog.WithResource(res),
+					otlplog.WithRedactKeys(redactKeys[:5]...), otlplog.WithRedactKeys(redactKeys[5:]...)},
 			}
 			if valueLen >= 0 {
 				setup.sdk = append(setup.sdk, sdklog.WithAttributeValueLengthLimit(valueLen))
-				setup.ours = append(setup.ours, WithAttributeValueLengthLimit(valueLen))
+				setup.ours = append(setup.ours, otlplog.WithAttributeValueLengthLimit(valueLen))
 			}
 			pair := newDiffPairWith(t, setup)
 			spans := newDiffSpans(t)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
@@ -86,8 +88,8 @@ func (d deepJSON) MarshalJSON() ([]byte, error) { return json.Marshal(deepMap(d.
 func TestRedactEveryWayOut(t *testing.T) {
 	cleanEnv(t)
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
-	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour),
-		WithRedactKeys("token", "exception.message", "tenant"))
+	p := newTestProvider(t, otlplog.WithEndpoint("http://"+srv.Addr), otlplog.WithScheduleDelay(time.Hour),
+		otlplog.WithRedactKeys("token", "exception.message", "tenant"))
 	// With span events an entry takes the general way; without, the direct one.
 	plain := []Option{WithLoggerProvider(p), WithLevel(zapcore.DebugLevel), WithBaggage()}
 	spans := append([]Option{WithSpanEvents(zapcore.DebugLevel), WithSpanStatus(zapcore.ErrorLevel)}, plain...)
@@ -118,11 +120,11 @@ func TestRedactEveryWayOut(t *testing.T) {
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.records.Load(); n != int64(records) {
+	if n := srv.Records.Load(); n != int64(records) {
 		t.Fatalf("the receiver holds %d records, want %d", n, records)
 	}
 	var sent strings.Builder
-	for _, rl := range srv.resources() {
+	for _, rl := range srv.Resources() {
 		sent.WriteString(prototext.Format(rl))
 	}
 	leaks(t, "records sent", sent.String())
@@ -183,7 +185,7 @@ func TestRedactGlobalSetLater(t *testing.T) {
 		return
 	}
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
-	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour), WithRedactKeys("token"))
+	p := newTestProvider(t, otlplog.WithEndpoint("http://"+srv.Addr), otlplog.WithScheduleDelay(time.Hour), otlplog.WithRedactKeys("token"))
 	l := zap.New(NewCore(WithSpanEvents(zapcore.InfoLevel))) // on the global provider, not yet set
 	otel.SetLoggerProvider(p)
 	span := recordedSpan(t, func(ctx context.Context) {
@@ -192,11 +194,11 @@ func TestRedactGlobalSetLater(t *testing.T) {
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.records.Load(); n != 1 {
+	if n := srv.Records.Load(); n != 1 {
 		t.Fatalf("the receiver holds %d records, want 1", n)
 	}
 	var sent strings.Builder
-	for _, rl := range srv.resources() {
+	for _, rl := range srv.Resources() {
 		sent.WriteString(prototext.Format(rl))
 	}
 	leaks(t, "records sent", sent.String())
@@ -224,7 +226,7 @@ func (s panickingStringer) String() string { panic(s.secret) }
 func TestRedactKeyError(t *testing.T) {
 	cleanEnv(t)
 	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
-	p := newTestProvider(t, WithEndpoint("http://"+srv.addr), WithScheduleDelay(time.Hour), WithRedactKeys("token"))
+	p := newTestProvider(t, otlplog.WithEndpoint("http://"+srv.Addr), otlplog.WithScheduleDelay(time.Hour), otlplog.WithRedactKeys("token"))
 	l := zap.New(NewCore(WithLoggerProvider(p)))
 	l.Info("direct", zap.Stringer("token", panickingStringer{"s3cret-stringer"}))
 	l.Info("general", zap.Object("token", failingObject{"s3cret-object"}))
@@ -232,11 +234,11 @@ func TestRedactKeyError(t *testing.T) {
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.records.Load(); n != 3 {
+	if n := srv.Records.Load(); n != 3 {
 		t.Fatalf("the receiver holds %d records, want 3", n)
 	}
 	var sent strings.Builder
-	for _, rl := range srv.resources() {
+	for _, rl := range srv.Resources() {
 		sent.WriteString(prototext.Format(rl))
 	}
 	leaks(t, "records sent", sent.String())

@@ -275,7 +275,7 @@ func (r *reflector) mapValue(v reflect.Value, depth int) attribute.Value {
 		val, _ := r.value(it.Value(), depth+1)
 		kvs = append(kvs, attribute.KeyValue{Key: validKey(k), Value: val})
 	}
-	return attribute.MapValue(dedup(kvs)...) // which sorts by key
+	return attribute.MapValue(otlpwire.Dedup(kvs)...) // which sorts by key
 }
 
 // mapKey is a map key as json writes it; one json refuses, its %+v text,
@@ -433,7 +433,7 @@ func validValue(v attribute.Value) attribute.Value {
 		for i, kv := range kvs {
 			kvs[i] = attribute.KeyValue{Key: validKey(string(kv.Key)), Value: validValue(kv.Value)}
 		}
-		return attribute.MapValue(dedup(kvs)...)
+		return attribute.MapValue(otlpwire.Dedup(kvs)...)
 	}
 	return v
 }

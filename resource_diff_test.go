@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
@@ -31,7 +33,7 @@ func diffFixedRecords(p log.LoggerProvider) {
 	b.core.Info("bridged")
 }
 
-// TestWithResourceMatchesSDK: WithResource(r) on ours and sdklog.WithResource(r)
+// TestWithResourceMatchesSDK: otlplog.WithResource(r) on ours and sdklog.WithResource(r)
 // on the SDK's provider put the same resource, attributes and schema URL,
 // on the wire, with the environment set or not, conflicting or not.
 func TestWithResourceMatchesSDK(t *testing.T) {
@@ -65,7 +67,7 @@ func TestWithResourceMatchesSDK(t *testing.T) {
 			t.Setenv("OTEL_SERVICE_NAME", tc.service)
 			pair := newDiffPairWith(t, diffSetup{
 				sdk:  []sdklog.LoggerProviderOption{sdklog.WithResource(tc.res)},
-				ours: []ProviderOption{WithResource(tc.res)},
+				ours: []otlplog.Option{otlplog.WithResource(tc.res)},
 			})
 			for _, s := range pair.sides() {
 				diffFixedRecords(s.provider)
@@ -96,40 +98,5 @@ func TestWithResourceMatchesSDK(t *testing.T) {
 				t.Errorf("schema URL %q, want %q", ours[0].GetSchemaUrl(), tc.res.SchemaURL())
 			}
 		})
-	}
-}
-
-// The options still win over the given resource, and the environment
-// stays under it, as the doc says; a nil resource keeps the detection.
-func TestWithResourceOptions(t *testing.T) {
-	cleanEnv(t)
-	t.Setenv("OTEL_SERVICE_NAME", "from-env")
-	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team=env,only.env=1")
-	res := resource.NewWithAttributes(semconv.SchemaURL, attribute.String("team", "given"), attribute.String("service.name", "given"))
-	m := resourceMap(t, WithResource(res), WithResourceAttributes(attribute.String("team", "option")))
-	if m["team"] != "option" || m["service.name"] != "given" || m["only.env"] != "1" {
-		t.Errorf("got %v", m)
-	}
-	if _, ok := m["host.name"]; ok {
-		t.Error("detection with a given resource")
-	}
-	m = resourceMap(t, WithResource(nil))
-	if m["host.name"] == "" || m["service.name"] != "from-env" {
-		t.Errorf("WithResource(nil) does not keep the detection: %v", m)
-	}
-	// A malformed variable is ignored whole, as without WithResource; the
-	// service name still counts.
-	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team")
-	c := newProviderConfig([]ProviderOption{WithResource(res)})
-	_ = c.resolveEnv()
-	if !c.skipResourceEnv {
-		t.Fatal("the malformed variable is not ignored")
-	}
-	r, err := newResource(context.Background(), &c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := r.Set().Value("service.name"); v.AsString() != "given" {
-		t.Errorf("service.name = %q", v.AsString())
 	}
 }

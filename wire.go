@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/zaplens/zaplens/internal/direct"
 	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
@@ -53,11 +54,11 @@ type wireWith struct {
 // provider is a zaplens one and they hold nothing the direct way leaves to
 // the general one.
 func (b *bridge) encodeWith(c *Core) wireWith {
-	p, ok := b.provider.(*LoggerProvider)
+	p, ok := b.provider.(direct.Provider)
 	if !ok || len(c.frames) > 0 || len(c.top) > 0 || c.err != nil || len(c.with) > maxDirectKeys {
 		return wireWith{}
 	}
-	w, lim := wireWith{ok: true}, directLimits(p)
+	w, lim := wireWith{ok: true}, p.DirectLimits()
 	for _, kv := range c.with {
 		if kv.Key == "" {
 			continue // left out, as AppendRecord leaves it
@@ -72,31 +73,26 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 	return w
 }
 
-// directLimits are the provider's limits for strings the bridge has made
-// valid UTF-8 itself.
-func directLimits(p *LoggerProvider) otlpwire.Limits {
-	lim := p.limits
-	lim.CheckUTF8 = false
-	return lim
-}
-
 // writeDirect writes the entry, whose record but its attributes is rec,
 // the direct way and queues it, or reports false, having queued nothing,
 // when the entry needs the general way. e is scratch for fields of other
 // kinds, and is left empty.
-func (c *Core) writeDirect(l *logger, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field) bool {
-	if !c.wire.ok || l.name != "" {
+func (c *Core) writeDirect(s *scope, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field) bool {
+	t := &s.terms
+	if !c.wire.ok || !t.Direct {
 		// With fields the direct way leaves to the general one, or a
 		// scope past the bound, whose name the general way adds.
 		return false
 	}
-	l.p.setUID(rec)
-	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, l.direct)
+	if t.UIDs {
+		rec.UID = s.wire.UID(rec.Observed)
+	}
+	b, ok := c.appendDirect(e.record[:0], e, rec, ent, fields, t.Limits)
 	e.keepRecord(b)
-	if !ok || len(b) > l.maxRecord {
+	if !ok || len(b) > t.MaxRecordBytes {
 		return false // a record too large is cut, the general way
 	}
-	l.p.pipe.Enqueue(l.scope, b, false)
+	s.wire.Enqueue(b)
 	return true
 }
 
@@ -112,7 +108,7 @@ func setWireRecord(rec *otlpwire.Record, ent *zapcore.Entry, sev log.Severity, s
 	rec.Severity = sev
 	rec.SeverityText = ent.Level.String()
 	rec.Body = stringValue(ent.Message)
-	setSpan(rec, sc)
+	rec.SetSpan(sc)
 }
 
 // appendDirect appends the record the direct way, and reports false when

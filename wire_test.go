@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/otlplog"
+
 	"go.uber.org/multierr"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -63,10 +65,10 @@ func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim ot
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
-func wireCore(t *testing.T, opts ...ProviderOption) (*Core, otlpwire.Limits) {
+func wireCore(t *testing.T, opts ...otlplog.Option) (*Core, otlpwire.Limits) {
 	t.Helper()
 	p := newTestProvider(t, append(opts, withDiscardExport())...)
-	return NewCore(WithLoggerProvider(p)), directLimits(p)
+	return NewCore(WithLoggerProvider(p)), p.DirectLimits()
 }
 
 // bigUint64 is a uintptr's value beyond 32 bits; a variable, so that the
@@ -243,7 +245,7 @@ func TestDirectMatchesGeneralRandom(t *testing.T) {
 	}
 	var sides [2]side
 	sides[0].core, sides[0].lim = wireCore(t)
-	sides[1].core, sides[1].lim = wireCore(t, WithAttributeCountLimit(4), WithAttributeValueLengthLimit(3))
+	sides[1].core, sides[1].lim = wireCore(t, otlplog.WithAttributeCountLimit(4), otlplog.WithAttributeValueLengthLimit(3))
 	ctx, _ := spanContext(t)
 	pool := append(diffEveryField(), caseOneFields(ctx)...)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -289,7 +291,7 @@ func TestDirectMatchesGeneralRandom(t *testing.T) {
 // general way, and is cut there.
 func TestDirectLeavesHugeRecordToCut(t *testing.T) {
 	cleanEnv(t)
-	p := newTestProvider(t, withDiscardExport(), WithRequestBytes(64<<10))
+	p := newTestProvider(t, withDiscardExport(), otlplog.WithRequestBytes(64<<10))
 	l := zap.New(NewCore(WithLoggerProvider(p)))
 	l.Info("big", zap.String("s", strings.Repeat("x", 100<<10)))
 	if err := p.ForceFlush(context.Background()); err != nil {
@@ -331,7 +333,7 @@ func (c countingError) Error() string { *c.n++; return "boom" }
 // general way then takes what the direct way converted.
 func TestDirectRunsUserCodeOnce(t *testing.T) {
 	cleanEnv(t)
-	p := newTestProvider(t, withDiscardExport(), WithRequestBytes(64<<10))
+	p := newTestProvider(t, withDiscardExport(), otlplog.WithRequestBytes(64<<10))
 	l := zap.New(NewCore(WithLoggerProvider(p)))
 	for _, after := range []struct {
 		name   string
@@ -390,13 +392,13 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 	f.Add([]byte("\x03\x01a\x00\x03\x01a\x01\x09\x02\xff\xfe"), uint8(3))
 	f.Add([]byte{}, uint8(255))
 	cleanEnv(f)
-	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport())
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport())
 	if err != nil {
 		f.Fatal(err)
 	}
 	defer p.Shutdown(context.Background())
-	tight, err := NewLoggerProvider(context.Background(), WithLossWriter(nil), withDiscardExport(),
-		WithAttributeCountLimit(3), WithAttributeValueLengthLimit(2))
+	tight, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil), withDiscardExport(),
+		otlplog.WithAttributeCountLimit(3), otlplog.WithAttributeValueLengthLimit(2))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -424,7 +426,7 @@ func FuzzDirectMatchesGeneral(f *testing.F) {
 		if shape&0x80 != 0 {
 			ent.Stack = "stack\xff"
 		}
-		lim := directLimits(prov)
+		lim := prov.DirectLimits()
 		want := generalBytes(core, ent, fields, lim)
 		got, ok := directBytes(core, ent, fields, lim)
 		if !ok {

@@ -41,7 +41,7 @@ count() {
 	if [ -n "$keep" ]; then
 		out="$keep/cachegrind.out.$1"
 	fi
-	GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
+	GOGC=off GOMAXPROCS=1 GODEBUG="asyncpreemptoff=1,cpu.rdtscp=off${GODEBUG:+,$GODEBUG}" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$out" \
 		"$bin" -test.run '^$' -test.bench "$re" -test.benchtime "${1}x" 2>&1 |
 		sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
 }

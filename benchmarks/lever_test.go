@@ -3,10 +3,11 @@ package benchmarks
 import (
 	"testing"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
 )
 
 // dedupFreeProvider is the shared provider's twin with the SDK's key

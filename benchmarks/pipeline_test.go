@@ -5,12 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/contrib/bridges/otelzap"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // A pipeline is one contender as a user runs it: its logger over the
@@ -81,19 +83,19 @@ func startPipeline(tb testing.TB, name string, s *sink, cfg pipelineConfig) pipe
 			lost:     noLoss, // the SDK drops without a count a program can read
 		}
 	case "zaplens", "zaplens-spool", "zaplens-noids":
-		// zaplens.NewTee over the same core on zaplens.NewLoggerProvider's
+		// zaplens.NewTee over the same core on otlplog.NewLoggerProvider's
 		// own pipeline with its defaults, told only where the receiver is;
 		// with the spool on, in a directory of the test's. zaplens-noids
 		// leaves the ids out of the JSON core's line (WithIDFormat(nil)):
 		// the same output as the official bridge's tee, which prints none.
-		opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + endpoint)}
+		opts := []otlplog.Option{otlplog.WithEndpoint("http://" + endpoint)}
 		if cfg.http {
-			opts = []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + s.OTLPHTTP), zaplens.WithProtocol("http/protobuf")}
+			opts = []otlplog.Option{otlplog.WithEndpoint("http://" + s.OTLPHTTP), otlplog.WithProtocol("http/protobuf")}
 		}
 		if name == "zaplens-spool" {
-			opts = append(opts, zaplens.WithSpool(tb.TempDir()))
+			opts = append(opts, otlplog.WithSpool(tb.TempDir()))
 		}
-		p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
+		p, err := otlplog.NewLoggerProvider(context.Background(), opts...)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import "testing"
 
 // BenchmarkBusyRankSpool is BenchmarkBusyRank's scenario with compute,
 // zaplens with its defaults against the same with the crash-safe spool on
-// (zaplens.WithSpool, files in the test's temporary directory):
+// (otlplog.WithSpool, files in the test's temporary directory):
 // BenchmarkBusyRankSpool/bridge=NAME. Run with ZAPLENS_BENCH_BUSY=full
 // for the figures (10 × 10,000 lines, 0.5 s of compute).
 func BenchmarkBusyRankSpool(b *testing.B) {

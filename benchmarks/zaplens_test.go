@@ -1,9 +1,10 @@
 package benchmarks
 
 import (
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
 )
 
 func init() {

@@ -28,7 +28,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -36,6 +35,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 func main() {
@@ -66,7 +68,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 	// embedded backend.
 	var (
 		be    *backend
-		popts []zaplens.ProviderOption
+		popts []otlplog.Option
 		topts []otlptracegrpc.Option
 	)
 	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" {
@@ -75,17 +77,17 @@ func run(ctx context.Context, stdout io.Writer) error {
 			return fmt.Errorf("start embedded backend: %w", err)
 		}
 		defer be.Stop()
-		popts = append(popts, zaplens.WithEndpoint("http://"+be.Addr()))
+		popts = append(popts, otlplog.WithEndpoint("http://"+be.Addr()))
 		topts = append(topts, otlptracegrpc.WithEndpoint(be.Addr()), otlptracegrpc.WithInsecure())
 	}
 	if os.Getenv("OTEL_SERVICE_NAME") == "" {
-		popts = append(popts, zaplens.WithServiceName("zaplens-example"))
+		popts = append(popts, otlplog.WithServiceName("zaplens-example"))
 	}
 
 	// Logs: zaplens's OTLP/gRPC logger provider.
 	// On bad configuration it says so and returns a working no-op
 	// provider: the program goes on logging to stdout.
-	lp, err := zaplens.NewLoggerProvider(ctx, popts...)
+	lp, err := otlplog.NewLoggerProvider(ctx, popts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "example:", err)
 	}
@@ -119,7 +121,7 @@ func exampleResource() *resource.Resource {
 
 // simulate logs the training run through lp, with spans from tp, then
 // flushes and shuts both down. It returns the trace of each step, in order.
-func simulate(ctx context.Context, stdout io.Writer, lp *zaplens.LoggerProvider, tp *sdktrace.TracerProvider) ([]trace.TraceID, error) {
+func simulate(ctx context.Context, stdout io.Writer, lp *otlplog.LoggerProvider, tp *sdktrace.TracerProvider) ([]trace.TraceID, error) {
 	tracer := tp.Tracer("trainer")
 
 	// The user's ordinary logger: JSON on stdout, Debug and up, with a stack

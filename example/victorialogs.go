@@ -17,9 +17,10 @@ import (
 	"os"
 	"os/signal"
 
-	"github.com/zaplens/zaplens"
-	"github.com/zaplens/zaplens/internal/victorialogs"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/zaplens/zaplens/internal/victorialogs"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // runVictoriaLogs runs the example against VictoriaLogs, prints where each
@@ -43,13 +44,13 @@ func runVictoriaLogs(ctx context.Context, stdout, progress io.Writer, hold func(
 	defer srv.Stop()
 
 	service := serviceName().Value.AsString()
-	lp, err := zaplens.NewLoggerProvider(ctx,
-		zaplens.WithProtocol("http/protobuf"),
-		zaplens.WithEndpoint(srv.LogsURL()),
+	lp, err := otlplog.NewLoggerProvider(ctx,
+		otlplog.WithProtocol("http/protobuf"),
+		otlplog.WithEndpoint(srv.LogsURL()),
 		// One stream per service: VictoriaLogs's default stream key is the
 		// whole resource, process.pid included, a new stream every run.
-		zaplens.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
-		zaplens.WithServiceName(service))
+		otlplog.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
+		otlplog.WithServiceName(service))
 	if err != nil {
 		return err
 	}

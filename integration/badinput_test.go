@@ -8,9 +8,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 type e2ePanicStringer struct{}
@@ -244,7 +246,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Run("value length limit", func(t *testing.T) {
 		r := StartReceiver(t)
-		p, _ := e2eProvider(t, r, zaplens.WithAttributeValueLengthLimit(1024))
+		p, _ := e2eProvider(t, r, otlplog.WithAttributeValueLengthLimit(1024))
 		e2eLogger(p, &e2eBuffer{}).Info("limited", zap.String("big", big))
 		e2eFlush(t, p)
 		recs := r.Records()

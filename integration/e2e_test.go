@@ -10,12 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // TestCorrelation: spans from the OTel SDK, several named loggers at several
@@ -24,7 +26,7 @@ import (
 // leaves out never arrives (but still reaches the user's core).
 func TestCorrelation(t *testing.T) {
 	r := StartReceiver(t)
-	p, _ := e2eProvider(t, r, zaplens.WithResourceAttributes(attribute.String("test.case", "correlation")))
+	p, _ := e2eProvider(t, r, otlplog.WithResourceAttributes(attribute.String("test.case", "correlation")))
 	base := &e2eBuffer{}
 	logger := e2eLogger(p, base, zaplens.WithLevel(zapcore.InfoLevel), zaplens.WithLoggerName("trainer"), zaplens.WithoutLoggerName("trainer.noisy"))
 
@@ -143,8 +145,8 @@ const e2eFatalChildEnv = "ZAPLENS_E2E_FATAL_CHILD"
 // e2eFatalChild runs in the re-executed test binary: it logs through a
 // batching provider with an hour-long interval, then calls Fatal.
 func e2eFatalChild(url string) {
-	p, err := zaplens.NewLoggerProvider(context.Background(),
-		zaplens.WithEndpoint(url), zaplens.WithScheduleDelay(time.Hour), zaplens.WithServiceName("fatal-child"))
+	p, err := otlplog.NewLoggerProvider(context.Background(),
+		otlplog.WithEndpoint(url), otlplog.WithScheduleDelay(time.Hour), otlplog.WithServiceName("fatal-child"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(3)
@@ -198,7 +200,7 @@ func TestSecurity(t *testing.T) {
 	t.Run("right token, CA from the environment", func(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
 		t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20s3cret-token")
-		p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithEndpoint(r.URL()), zaplens.WithLossWriter(&e2eBuffer{}))
+		p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(r.URL()), otlplog.WithLossWriter(&e2eBuffer{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,8 +219,8 @@ func TestSecurity(t *testing.T) {
 		r.Reset()
 		losses := &e2eBuffer{}
 		p, _ := e2eProvider(t, r,
-			zaplens.WithHeaders(map[string]string{"authorization": "Bearer wrong-token-XYZ"}),
-			zaplens.WithLossReport(50*time.Millisecond, func(l zaplens.Loss) { fmt.Fprintln(losses, l.String()) }))
+			otlplog.WithHeaders(map[string]string{"authorization": "Bearer wrong-token-XYZ"}),
+			otlplog.WithLossReport(50*time.Millisecond, func(l otlplog.Loss) { fmt.Fprintln(losses, l.String()) }))
 		logs := &e2eBuffer{}
 		logger := e2eLogger(p, logs)
 		for i := 0; i < 10; i++ {

@@ -29,8 +29,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // Not ZAPLENS_*: TestMain clears those.
@@ -71,7 +73,7 @@ const (
 // faultSnapshot is a child's Stats at a moment.
 type faultSnapshot struct {
 	At time.Time
-	zaplens.Stats
+	otlplog.Stats
 }
 
 func (s *faultSnapshot) words() []uint64 {
@@ -81,7 +83,7 @@ func (s *faultSnapshot) words() []uint64 {
 }
 
 func snapshotFrom(w []uint64) faultSnapshot {
-	return faultSnapshot{At: time.Unix(0, int64(w[0])), Stats: zaplens.Stats{Emitted: w[1], Exported: w[2], Dropped: w[3], Failed: w[4],
+	return faultSnapshot{At: time.Unix(0, int64(w[0])), Stats: otlplog.Stats{Emitted: w[1], Exported: w[2], Dropped: w[3], Failed: w[4],
 		Queued: w[5], Cut: w[6], Unprotected: w[7], Kept: w[8], Recovered: w[9], RecoveredExported: w[10], RecoveredFailed: w[11], Torn: w[12]}}
 }
 
@@ -123,14 +125,14 @@ func readProgress(path string, goroutines int) (faultProgress, error) {
 
 // faultChildReport is a driven child's answer to shutdown.
 type faultChildReport struct {
-	Stats       zaplens.Stats
+	Stats       otlplog.Stats
 	ShutdownErr string
 }
 
 // faultShipReport is a driven child's answer to ship: a ShipSpool on its
 // directory, in the same process, after its Shutdown.
 type faultShipReport struct {
-	Stats zaplens.ShipStats
+	Stats otlplog.ShipStats
 	Err   string
 }
 
@@ -164,14 +166,14 @@ func runFaultChild(cfg faultChildConfig) {
 	for range cfg.Spinners {
 		go faultSpin()
 	}
-	p, err := zaplens.NewLoggerProvider(context.Background(),
-		zaplens.WithSpool(cfg.Dir),
-		zaplens.WithEndpoint(cfg.Endpoint),
-		zaplens.WithProtocol(string(cfg.Proto)),
-		zaplens.WithServiceName("fault-harness"),
-		zaplens.WithScheduleDelay(cfg.ScheduleDelay),
-		zaplens.WithBatchSize(cfg.BatchSize),
-		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
+	p, err := otlplog.NewLoggerProvider(context.Background(),
+		otlplog.WithSpool(cfg.Dir),
+		otlplog.WithEndpoint(cfg.Endpoint),
+		otlplog.WithProtocol(string(cfg.Proto)),
+		otlplog.WithServiceName("fault-harness"),
+		otlplog.WithScheduleDelay(cfg.ScheduleDelay),
+		otlplog.WithBatchSize(cfg.BatchSize),
+		otlplog.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err) // as a program would; the provider works
 	}
@@ -262,8 +264,8 @@ func runFaultChild(cfg faultChildConfig) {
 			fmt.Printf("report %s\n", b)
 		case "ship":
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			st, err := zaplens.ShipSpool(ctx, cfg.Dir, zaplens.WithEndpoint(cfg.Endpoint), zaplens.WithProtocol(string(cfg.Proto)),
-				zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
+			st, err := otlplog.ShipSpool(ctx, cfg.Dir, otlplog.WithEndpoint(cfg.Endpoint), otlplog.WithProtocol(string(cfg.Proto)),
+				otlplog.WithHeaders(map[string]string{faultSenderHeader: faultSender(cfg.Run)}))
 			cancel()
 			rep := faultShipReport{Stats: st}
 			if err != nil {

@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // faultLogs is a request of run's lines g, seq from to from+n.
@@ -105,8 +107,8 @@ func TestFaultFrontCutDuplicatesLiveSender(t *testing.T) {
 	h := &faultHarness{led: led, rounds: []*faultRound{{i: 0}}}
 
 	ctx := context.Background()
-	p, err := zaplens.NewLoggerProvider(ctx, zaplens.WithEndpoint(front.URL()), zaplens.WithProtocol(string(HTTP)),
-		zaplens.WithScheduleDelay(50*time.Millisecond), zaplens.WithLossWriter(io.Discard), zaplens.WithHeaders(sentBy(0)))
+	p, err := otlplog.NewLoggerProvider(ctx, otlplog.WithEndpoint(front.URL()), otlplog.WithProtocol(string(HTTP)),
+		otlplog.WithScheduleDelay(50*time.Millisecond), otlplog.WithLossWriter(io.Discard), otlplog.WithHeaders(sentBy(0)))
 	if err != nil {
 		t.Fatal(err)
 	}

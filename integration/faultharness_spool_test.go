@@ -24,8 +24,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // faultCut is a spool file of a live child cut under its mapping.
@@ -192,8 +194,8 @@ func (h *faultHarness) unsafeStage(run int, name string, spoil func(dir string) 
 	_ = c.Cmd.Wait()
 	stderr := c.stderr.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	st, err := zaplens.ShipSpool(ctx, dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard),
-		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(run)}))
+	st, err := otlplog.ShipSpool(ctx, dir, otlplog.WithEndpoint(h.r.URL()), otlplog.WithProtocol(string(GRPC)), otlplog.WithLossWriter(io.Discard),
+		otlplog.WithHeaders(map[string]string{faultSenderHeader: faultSender(run)}))
 	cancel()
 	time.Sleep(100 * time.Millisecond) // not an assertion: lets an answer in flight be counted
 	if !strings.Contains(stderr, want) || !strings.Contains(stderr, dir) {
@@ -225,8 +227,8 @@ func (h *faultHarness) plant(dir string, run int) {
 	t := h.t
 	src := t.TempDir()
 	ctx := context.Background()
-	p, err := zaplens.NewLoggerProvider(ctx, zaplens.WithSpool(src), zaplens.WithEndpoint("http://"+freePort(t)),
-		zaplens.WithOTLPTimeout(100*time.Millisecond), zaplens.WithServiceName("planted-by-nobody"), zaplens.WithLossWriter(io.Discard))
+	p, err := otlplog.NewLoggerProvider(ctx, otlplog.WithSpool(src), otlplog.WithEndpoint("http://"+freePort(t)),
+		otlplog.WithOTLPTimeout(100*time.Millisecond), otlplog.WithServiceName("planted-by-nobody"), otlplog.WithLossWriter(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}

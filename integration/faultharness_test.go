@@ -51,11 +51,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
-	"github.com/zaplens/zaplens/internal/childproc"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // faultSettings is the harness's mode, read when the package is
@@ -232,7 +233,7 @@ type faultHarness struct {
 
 	stages            faultStages
 	afterShutdown     faultCopies // what arrived after the final child's clean Shutdown
-	shipStats         zaplens.ShipStats
+	shipStats         otlplog.ShipStats
 	shipErr           error
 	worstRecovery     time.Duration
 	worstRecoveryNote string
@@ -472,8 +473,8 @@ func (h *faultHarness) final() {
 	// finds nothing of the final child's, and nothing is re-sent.
 	before := h.led.copies()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	h.shipStats, h.shipErr = zaplens.ShipSpool(ctx, h.dir, zaplens.WithEndpoint(h.r.URL()), zaplens.WithProtocol(string(GRPC)), zaplens.WithLossWriter(io.Discard),
-		zaplens.WithHeaders(map[string]string{faultSenderHeader: faultSender(rd.i + 1)}))
+	h.shipStats, h.shipErr = otlplog.ShipSpool(ctx, h.dir, otlplog.WithEndpoint(h.r.URL()), otlplog.WithProtocol(string(GRPC)), otlplog.WithLossWriter(io.Discard),
+		otlplog.WithHeaders(map[string]string{faultSenderHeader: faultSender(rd.i + 1)}))
 	cancel()
 	time.Sleep(100 * time.Millisecond) // not an assertion: lets an answer in flight be counted
 	h.afterShutdown = h.led.copies().minus(before)

@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // throttle is a status error with a RetryInfo of d, as a Collector under
@@ -52,7 +53,7 @@ func sameRequest(a, b Call) bool {
 
 // checkOnce fails unless the receiver stored exactly n records, n distinct
 // lines, and the provider counts them all exported.
-func checkOnce(t *testing.T, r *Receiver, p *zaplens.LoggerProvider, n int) {
+func checkOnce(t *testing.T, r *Receiver, p *otlplog.LoggerProvider, n int) {
 	t.Helper()
 	waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 	st := p.Stats()
@@ -91,7 +92,7 @@ func TestThrottled(t *testing.T) {
 			t.Run(proto.Short()+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				r := StartReceiver(t, WithConsumeHook(failFirst(2, tc.err)))
-				p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
+				p, losses := e2eProviderOver(t, r, proto, otlplog.WithScheduleDelay(20*time.Millisecond))
 				const n = 500
 				provLog(p, n)
 				if !r.WaitForCount(t, n, 15*time.Second) {
@@ -161,7 +162,7 @@ func TestThrottledByProxy(t *testing.T) {
 				}
 				return nil
 			})
-			p, losses := e2eProviderOver(t, r, HTTP, zaplens.WithEndpoint(front.URL()), zaplens.WithScheduleDelay(20*time.Millisecond))
+			p, losses := e2eProviderOver(t, r, HTTP, otlplog.WithEndpoint(front.URL()), otlplog.WithScheduleDelay(20*time.Millisecond))
 			const n = 500
 			provLog(p, n)
 			if !r.WaitForCount(t, n, 15*time.Second) {
@@ -204,7 +205,7 @@ func TestNotRetried(t *testing.T) {
 			t.Run(proto.Short()+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
 				r := StartReceiver(t, WithConsumeHook(func(int, plog.Logs) error { return tc.err }))
-				p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
+				p, losses := e2eProviderOver(t, r, proto, otlplog.WithScheduleDelay(20*time.Millisecond))
 				_ = checkRefused(t, p, losses, func() []string {
 					var ids []string
 					for _, c := range r.Calls() {
@@ -224,7 +225,7 @@ func TestNotRetried(t *testing.T) {
 		front := StartFront(t, r.HTTPURL(), func(int, *http.Request) *FrontAnswer {
 			return &FrontAnswer{Status: 400, Header: map[string]string{"Content-Type": "text/plain"}, Body: "request rejected by policy\x1b[31m"}
 		})
-		p, losses := e2eProviderOver(t, r, HTTP, zaplens.WithEndpoint(front.URL()), zaplens.WithScheduleDelay(20*time.Millisecond))
+		p, losses := e2eProviderOver(t, r, HTTP, otlplog.WithEndpoint(front.URL()), otlplog.WithScheduleDelay(20*time.Millisecond))
 		msg := checkRefused(t, p, losses, func() []string {
 			var ids []string
 			for _, q := range front.Requests() {
@@ -245,7 +246,7 @@ func TestNotRetried(t *testing.T) {
 // request was sent twice (requests identifies each one sent; the lines may
 // take one request or, on a slow machine, a few) and that Shutdown's
 // error, which it returns, says want.
-func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, requests func() []string, want string) string {
+func checkRefused(t *testing.T, p *otlplog.LoggerProvider, losses *e2eBuffer, requests func() []string, want string) string {
 	t.Helper()
 	const n = 200
 	provLog(p, n)
@@ -266,7 +267,7 @@ func checkRefused(t *testing.T, p *zaplens.LoggerProvider, losses *e2eBuffer, re
 		t.Errorf("no request was sent")
 	}
 	_, err := e2eShutdown(t, p, 5*time.Second)
-	var de *zaplens.DeliveryError
+	var de *otlplog.DeliveryError
 	if !errors.As(err, &de) || de.Stats.Failed != n || de.Stats.Exported != 0 {
 		t.Fatalf("Shutdown error %v, want a DeliveryError with %d failed", err, n)
 	}
@@ -295,15 +296,15 @@ func TestNoCollector(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				endpoint := "http://" + freePort(t)
 				losses := &e2eBuffer{}
-				opts := []zaplens.ProviderOption{zaplens.WithEndpoint(endpoint), zaplens.WithProtocol(string(proto)), zaplens.WithLossWriter(losses)}
+				opts := []otlplog.Option{otlplog.WithEndpoint(endpoint), otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(losses)}
 				if inFlight {
-					opts = append(opts, zaplens.WithScheduleDelay(20*time.Millisecond))
+					opts = append(opts, otlplog.WithScheduleDelay(20*time.Millisecond))
 				}
-				p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
+				p, err := otlplog.NewLoggerProvider(context.Background(), opts...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				const n = 5 * zaplens.DefaultBatchSize // five requests: each is tried once
+				const n = 5 * otlplog.DefaultBatchSize // five requests: each is tried once
 				provLog(p, n)
 				if inFlight {
 					time.Sleep(300 * time.Millisecond)
@@ -314,7 +315,7 @@ func TestNoCollector(t *testing.T) {
 				if took > time.Second && !raceEnabled {
 					t.Errorf("Shutdown took %v, want under 1s: a refused endpoint is tried once", took)
 				}
-				var de *zaplens.DeliveryError
+				var de *otlplog.DeliveryError
 				if !errors.As(err, &de) {
 					t.Fatalf("Shutdown error %v, want a DeliveryError", err)
 				}
@@ -344,7 +345,7 @@ func TestFlushDuringExport(t *testing.T) {
 		t.Run(proto.Short(), func(t *testing.T) {
 			t.Parallel()
 			r := StartReceiver(t, WithAnswerDelay(500*time.Millisecond))
-			p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
+			p, losses := e2eProviderOver(t, r, proto, otlplog.WithScheduleDelay(20*time.Millisecond))
 			const n = 100
 			provLog(p, n)
 			if !waitFor(5*time.Second, func() bool { return r.Count() > 0 }) {
@@ -383,7 +384,7 @@ func TestShutdownJustAfterCollectorUp(t *testing.T) {
 		t.Run(proto.Short(), func(t *testing.T) {
 			t.Parallel()
 			r := StartReceiver(t, Stopped())
-			p, losses := e2eProviderOver(t, r, proto, zaplens.WithScheduleDelay(20*time.Millisecond))
+			p, losses := e2eProviderOver(t, r, proto, otlplog.WithScheduleDelay(20*time.Millisecond))
 			const n = 2000
 			provLog(p, n)
 			time.Sleep(700 * time.Millisecond) // exports try, and fail to connect
@@ -420,8 +421,8 @@ func TestProtocolMismatch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			losses := &e2eBuffer{}
-			p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithEndpoint(tc.endpoint), zaplens.WithProtocol(string(tc.proto)),
-				zaplens.WithLossWriter(losses), zaplens.WithScheduleDelay(10*time.Millisecond), zaplens.WithOTLPTimeout(1500*time.Millisecond))
+			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(tc.endpoint), otlplog.WithProtocol(string(tc.proto)),
+				otlplog.WithLossWriter(losses), otlplog.WithScheduleDelay(10*time.Millisecond), otlplog.WithOTLPTimeout(1500*time.Millisecond))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // stackBytes is the size of the stack zap.AddStacktrace attaches to a line
@@ -95,8 +97,8 @@ func TestDefaultLimitStackBurst(t *testing.T) {
 					t.Errorf("the stacks take %d bytes, not over the 4 MiB a gRPC message may hold: the scenario tests nothing", total)
 				}
 				for i, c := range r.Calls() {
-					if c.Bytes > zaplens.DefaultRequestBytes {
-						t.Errorf("request %d: %d bytes, over the %d bound", i, c.Bytes, zaplens.DefaultRequestBytes)
+					if c.Bytes > otlplog.DefaultRequestBytes {
+						t.Errorf("request %d: %d bytes, over the %d bound", i, c.Bytes, otlplog.DefaultRequestBytes)
 					}
 				}
 				t.Logf("%d lines, %d bytes of stacks (%d per line), in %d requests", n, total, total/n, r.Exports())
@@ -155,8 +157,8 @@ func TestDefaultLimitHugeField(t *testing.T) {
 				}
 			}
 			for i, c := range r.Calls() {
-				if c.Bytes > zaplens.DefaultRequestBytes {
-					t.Errorf("request %d: %d bytes, over the %d bound", i, c.Bytes, zaplens.DefaultRequestBytes)
+				if c.Bytes > otlplog.DefaultRequestBytes {
+					t.Errorf("request %d: %d bytes, over the %d bound", i, c.Bytes, otlplog.DefaultRequestBytes)
 				}
 			}
 		})

@@ -39,9 +39,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // outageMode is read when the package is initialised: TestMain clears every
@@ -62,7 +64,7 @@ type outageChild struct {
 
 // outageReport is what a rank says when it ends.
 type outageReport struct {
-	Stats        zaplens.Stats
+	Stats        otlplog.Stats
 	ShutdownErr  string
 	ShutdownTook time.Duration // what was still queued when logging ended was sent meanwhile
 	PeakRSS      int64         // bytes
@@ -194,11 +196,11 @@ func TestOutageChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	opts := []zaplens.ProviderOption{zaplens.WithEndpoint(cfg.Endpoint), zaplens.WithServiceName("rank" + strconv.Itoa(cfg.Rank))}
+	opts := []otlplog.Option{otlplog.WithEndpoint(cfg.Endpoint), otlplog.WithServiceName("rank" + strconv.Itoa(cfg.Rank))}
 	if cfg.Spool != "" {
-		opts = append(opts, zaplens.WithSpool(cfg.Spool))
+		opts = append(opts, otlplog.WithSpool(cfg.Spool))
 	}
-	p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
+	p, err := otlplog.NewLoggerProvider(context.Background(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // Delivery by the provider against the Collector's receiver: bursts in
@@ -17,7 +18,7 @@ import (
 
 // provCheckSum fails unless the counts add up and match the receiver's
 // distinct lines, in order within each scope.
-func provCheckSum(t *testing.T, st zaplens.Stats, r *Receiver) {
+func provCheckSum(t *testing.T, st otlplog.Stats, r *Receiver) {
 	t.Helper()
 	if st.Emitted != st.Exported+st.Dropped+st.Failed+st.Queued {
 		t.Errorf("counts do not add up: %s", st)
@@ -85,7 +86,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 	if took > 1500*time.Millisecond {
 		t.Errorf("Shutdown took %v with a 1s deadline", took)
 	}
-	var de *zaplens.DeliveryError
+	var de *otlplog.DeliveryError
 	if !errors.As(err, &de) || de.Stats.Emitted != 1000 || de.Stats.Exported != 0 {
 		t.Fatalf("Shutdown error %v, want a DeliveryError for 1000 records", err)
 	}
@@ -103,7 +104,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 func TestProviderBlockOnFull(t *testing.T) {
 	provCleanEnv(t)
 	r := StartReceiver(t)
-	p, _ := e2eProvider(t, r, zaplens.WithBlockOnFull(5*time.Second))
+	p, _ := e2eProvider(t, r, otlplog.WithBlockOnFull(5*time.Second))
 	l := e2eLogger(p, e2eDiscard{})
 	start := time.Now()
 	e2eRank([]*zap.Logger{l.Named("blocking")}, 1, 10*e2ePerStep, 0)
@@ -123,7 +124,7 @@ func TestProviderBlockOnFull(t *testing.T) {
 func TestProviderStatsAddUpUnderLoad(t *testing.T) {
 	provCleanEnv(t)
 	r := StartReceiver(t)
-	p, _ := e2eProvider(t, r, zaplens.WithQueueSize(2000))
+	p, _ := e2eProvider(t, r, otlplog.WithQueueSize(2000))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

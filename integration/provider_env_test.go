@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // Each variable NewLoggerProvider reads, set the way a user sets it, against
@@ -37,10 +38,10 @@ func provCleanEnv(t *testing.T) {
 
 // provFromEnv builds a provider from the environment, shut down at the end
 // of the test; loss reports go to the returned buffer.
-func provFromEnv(t *testing.T, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+func provFromEnv(t *testing.T, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
 	t.Helper()
 	losses := &e2eBuffer{}
-	p, err := zaplens.NewLoggerProvider(context.Background(), append([]zaplens.ProviderOption{zaplens.WithLossWriter(losses)}, opts...)...)
+	p, err := otlplog.NewLoggerProvider(context.Background(), append([]otlplog.Option{otlplog.WithLossWriter(losses)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewLoggerProvider: %v", err)
 	}
@@ -49,7 +50,7 @@ func provFromEnv(t *testing.T, opts ...zaplens.ProviderOption) (*zaplens.LoggerP
 }
 
 // provLog logs n lines of four fields through the bridge.
-func provLog(p *zaplens.LoggerProvider, n int) {
+func provLog(p *otlplog.LoggerProvider, n int) {
 	l := e2eLogger(p, e2eDiscard{})
 	for i := range n {
 		l.Info("env line", zap.Int("seq", i), zap.Int("step", 1), zap.Float64("loss", 0.5), zap.String("phase", "forward"))
@@ -267,7 +268,7 @@ func TestProviderEnvOff(t *testing.T) {
 			p, _ := provFromEnv(t)
 			provLog(p, 10)
 			e2eFlush(t, p)
-			if r.Count() != 0 || p.Stats() != (zaplens.Stats{}) {
+			if r.Count() != 0 || p.Stats() != (otlplog.Stats{}) {
 				t.Errorf("no-op provider delivered %d, stats %s", r.Count(), p.Stats())
 			}
 		})
@@ -326,7 +327,7 @@ func TestProviderEnvBad(t *testing.T) {
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 			t.Setenv(kv[0], kv[1])
 			var w strings.Builder
-			p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(&w))
+			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&w))
 			if err != nil {
 				t.Errorf("error %v, want none: the value is ignored", err)
 			}
@@ -353,7 +354,7 @@ func TestProviderEnvBad(t *testing.T) {
 			r.Reset()
 			t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.URL())
 			t.Setenv(kv[0], kv[1])
-			p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(nil))
+			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil))
 			if err == nil || !strings.Contains(err.Error(), kv[0]) {
 				t.Errorf("error %v, want one naming %s", err, kv[0])
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // TLS and credentials: TLS is never silently downgraded, a wrong token is
@@ -30,7 +30,7 @@ func TestProviderTLSNotDowngraded(t *testing.T) {
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
 				t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", tc.ca)
-				p, _ := provFromEnv(t, zaplens.WithOTLPTimeout(5*time.Second))
+				p, _ := provFromEnv(t, otlplog.WithOTLPTimeout(5*time.Second))
 				provLog(p, 10)
 				start := time.Now()
 				err := p.ForceFlush(context.Background())
@@ -59,7 +59,7 @@ func TestProviderWrongTokenFromEnv(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20wr0ng-T0KEN")
 	losses := &e2eBuffer{}
-	p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(losses))
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(losses))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestProviderEndpointCredentialsHidden(t *testing.T) {
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://admin:pa55w0rd@"+r.Endpoint())
 	var losses e2eBuffer
-	p, err := zaplens.NewLoggerProvider(context.Background(), zaplens.WithLossWriter(&losses))
+	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&losses))
 	if err != nil {
 		t.Errorf("error %v: a bad variable is ignored, not an error", err)
 	}

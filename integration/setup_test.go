@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 func TestMain(m *testing.M) {
@@ -65,32 +67,32 @@ func (b *e2eBuffer) String() string {
 // e2eProvider is zaplens's own pipeline, pointed at r over OTLP/gRPC, shut
 // down at the end of the test. Loss reports go to the returned buffer and
 // are logged.
-func e2eProvider(t testing.TB, r *Receiver, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+func e2eProvider(t testing.TB, r *Receiver, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
 	t.Helper()
 	return e2eProviderOver(t, r, GRPC, opts...)
 }
 
 // e2eProviderOver is e2eProvider over the given transport.
-func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
 	t.Helper()
 	losses := &e2eBuffer{}
-	all := []zaplens.ProviderOption{
-		zaplens.WithEndpoint(r.URLFor(proto)),
-		zaplens.WithProtocol(string(proto)),
-		zaplens.WithServiceName("zaplens-e2e"),
-		zaplens.WithLossWriter(losses),
+	all := []otlplog.Option{
+		otlplog.WithEndpoint(r.URLFor(proto)),
+		otlplog.WithProtocol(string(proto)),
+		otlplog.WithServiceName("zaplens-e2e"),
+		otlplog.WithLossWriter(losses),
 	}
 	if tc := r.ClientTLS(); tc != nil {
-		all = append(all, zaplens.WithTLSConfig(tc))
+		all = append(all, otlplog.WithTLSConfig(tc))
 	}
 	return e2eProviderWith(t, losses, append(all, opts...)...)
 }
 
 // e2eProviderWith is a provider with opts, shut down at the end of the
 // test; its loss reports, which go to losses, are logged then.
-func e2eProviderWith(t testing.TB, losses *e2eBuffer, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+func e2eProviderWith(t testing.TB, losses *e2eBuffer, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
 	t.Helper()
-	p, err := zaplens.NewLoggerProvider(context.Background(), opts...)
+	p, err := otlplog.NewLoggerProvider(context.Background(), opts...)
 	if err != nil {
 		t.Fatalf("NewLoggerProvider: %v", err)
 	}
@@ -111,7 +113,7 @@ func e2eLogger(p log.LoggerProvider, w io.Writer, opts ...zaplens.Option) *zap.L
 }
 
 // e2eFlush flushes p within 10s and fails the test if it cannot.
-func e2eFlush(t testing.TB, p *zaplens.LoggerProvider) {
+func e2eFlush(t testing.TB, p *otlplog.LoggerProvider) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -121,7 +123,7 @@ func e2eFlush(t testing.TB, p *zaplens.LoggerProvider) {
 }
 
 // e2eShutdown shuts p down within d and returns how long it took.
-func e2eShutdown(t testing.TB, p *zaplens.LoggerProvider, d time.Duration) (time.Duration, error) {
+func e2eShutdown(t testing.TB, p *otlplog.LoggerProvider, d time.Duration) (time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()

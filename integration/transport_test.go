@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // burstLine is the message of every burst line: long and repetitive, as log
@@ -43,9 +45,9 @@ func TestTransportBurst(t *testing.T) {
 					target = r.HTTPEndpoint()
 				}
 				counter := StartTCPCounter(t, target)
-				opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + counter.Addr())}
+				opts := []otlplog.Option{otlplog.WithEndpoint("http://" + counter.Addr())}
 				if gz {
-					opts = append(opts, zaplens.WithCompression("gzip"))
+					opts = append(opts, otlplog.WithCompression("gzip"))
 				}
 				p, _ := e2eProviderOver(t, r, proto, opts...)
 				base := &e2eBuffer{}
@@ -128,7 +130,7 @@ func TestTransportTLSAndBearer(t *testing.T) {
 	for _, proto := range protos {
 		t.Run(proto.Short()+"/right token", func(t *testing.T) {
 			r.Reset()
-			p, losses := e2eProviderOver(t, r, proto, zaplens.WithHeaders(map[string]string{"authorization": "Bearer " + token}))
+			p, losses := e2eProviderOver(t, r, proto, otlplog.WithHeaders(map[string]string{"authorization": "Bearer " + token}))
 			l := e2eLogger(p, e2eDiscard{})
 			for i := range 50 {
 				l.Info("secure line", zap.Int("seq", i))
@@ -148,8 +150,8 @@ func TestTransportTLSAndBearer(t *testing.T) {
 			const wrong = "Wr0ng-T0ken-XYZ"
 			reports := &e2eBuffer{}
 			p, losses := e2eProviderOver(t, r, proto,
-				zaplens.WithHeaders(map[string]string{"authorization": "Bearer " + wrong}),
-				zaplens.WithLossReport(50*time.Millisecond, func(l zaplens.Loss) { fmt.Fprintln(reports, l.String()) }))
+				otlplog.WithHeaders(map[string]string{"authorization": "Bearer " + wrong}),
+				otlplog.WithLossReport(50*time.Millisecond, func(l otlplog.Loss) { fmt.Fprintln(reports, l.String()) }))
 			logs := &e2eBuffer{}
 			l := e2eLogger(p, logs)
 			for i := range 10 {
@@ -173,7 +175,7 @@ func TestTransportTLSAndBearer(t *testing.T) {
 			if ferr == nil || !strings.Contains(ferr.Error(), want) {
 				t.Errorf("ForceFlush error %v, want one that says %s", ferr, want)
 			}
-			var de *zaplens.DeliveryError
+			var de *otlplog.DeliveryError
 			if !errors.As(serr, &de) || de.Stats.Failed != 10 || !strings.Contains(serr.Error(), want) {
 				t.Errorf("Shutdown error %v, want a DeliveryError with 10 failed that says %s", serr, want)
 			}
@@ -194,10 +196,10 @@ func TestTransportTLSAndBearer(t *testing.T) {
 		})
 		t.Run(proto.Short()+"/plaintext to TLS", func(t *testing.T) {
 			r.Reset()
-			p, err := zaplens.NewLoggerProvider(context.Background(),
-				zaplens.WithEndpoint("http://"+strings.TrimPrefix(r.URLFor(proto), "https://")),
-				zaplens.WithProtocol(string(proto)), zaplens.WithLossWriter(&e2eBuffer{}),
-				zaplens.WithHeaders(map[string]string{"authorization": "Bearer " + token}))
+			p, err := otlplog.NewLoggerProvider(context.Background(),
+				otlplog.WithEndpoint("http://"+strings.TrimPrefix(r.URLFor(proto), "https://")),
+				otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(&e2eBuffer{}),
+				otlplog.WithHeaders(map[string]string{"authorization": "Bearer " + token}))
 			if err != nil {
 				t.Fatal(err)
 			}

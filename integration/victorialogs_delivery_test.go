@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // Delivery into VictoriaLogs: a burst counted back in full, a database
@@ -21,7 +23,7 @@ import (
 // with room to spare, however slowly VictoriaLogs takes them. With the
 // caller each line is about 2.5 times that, and such a burst can overflow
 // the queue on a busy machine.
-func vlLog(p *zaplens.LoggerProvider, from0, n int) {
+func vlLog(p *otlplog.LoggerProvider, from0, n int) {
 	base := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(e2eDiscard{}), zapcore.DebugLevel)
 	l := zap.New(zaplens.NewTee(base, zaplens.WithLoggerProvider(p))).Named("burst")
 	for i := from0; i < from0+n; i++ {
@@ -77,7 +79,7 @@ func TestVictoriaLogsShutdown(t *testing.T) {
 	t.Run("up", func(t *testing.T) {
 		s := vlStart(t, "", t.TempDir())
 		// An hour-long delay: only Shutdown sends.
-		p, _ := vlProvider(t, s.LogsURL(), "vl-shutdown", zaplens.WithScheduleDelay(time.Hour))
+		p, _ := vlProvider(t, s.LogsURL(), "vl-shutdown", otlplog.WithScheduleDelay(time.Hour))
 		vlLog(p, 0, 2000)
 		if took, err := e2eShutdown(t, p, 5*time.Second); err != nil {
 			t.Fatalf("Shutdown after %v: %v", took, err)
@@ -98,7 +100,7 @@ func TestVictoriaLogsShutdown(t *testing.T) {
 		if took > 1500*time.Millisecond {
 			t.Errorf("Shutdown took %v with a 1s deadline", took)
 		}
-		var de *zaplens.DeliveryError
+		var de *otlplog.DeliveryError
 		if !errors.As(err, &de) || de.Stats.Emitted != 2000 || de.Stats.Exported != 1000 {
 			t.Fatalf("Shutdown error %v, want a DeliveryError: 1000 of 2000 not delivered", err)
 		}

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
-	"github.com/zaplens/zaplens/internal/victorialogs"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/victorialogs"
 )
 
 // vlLine is a line as VictoriaLogs should store it: every value a string,

@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"github.com/zaplens/zaplens/internal/victorialogs"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 const vlSkipEnv = "ZAPLENS_SKIP_VICTORIALOGS"
@@ -73,15 +73,15 @@ func vlStart(t *testing.T, addr, dataDir string) *victorialogs.Server {
 // OTLP/HTTP. The stream is keyed by service.name alone: by default
 // VictoriaLogs keys it by the whole resource, process.pid included, which
 // makes a new stream per process start.
-func vlProvider(t *testing.T, logsURL, service string, opts ...zaplens.ProviderOption) (*zaplens.LoggerProvider, *e2eBuffer) {
+func vlProvider(t *testing.T, logsURL, service string, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
 	t.Helper()
 	losses := &e2eBuffer{}
-	all := []zaplens.ProviderOption{
-		zaplens.WithProtocol("http/protobuf"),
-		zaplens.WithEndpoint(logsURL),
-		zaplens.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
-		zaplens.WithServiceName(service),
-		zaplens.WithLossWriter(losses),
+	all := []otlplog.Option{
+		otlplog.WithProtocol("http/protobuf"),
+		otlplog.WithEndpoint(logsURL),
+		otlplog.WithHeaders(map[string]string{"VL-Stream-Fields": "service.name"}),
+		otlplog.WithServiceName(service),
+		otlplog.WithLossWriter(losses),
 	}
 	return e2eProviderWith(t, losses, append(all, opts...)...)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"go.opentelemetry.io/otel/attribute"
 	"net"
 	"os"
 	"os/exec"
@@ -16,10 +15,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens"
+	"go.opentelemetry.io/otel/attribute"
+
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // TestReceive builds zaplens-receive, runs it on free loopback ports, sends
@@ -50,14 +53,14 @@ func TestReceive(t *testing.T) {
 	var all []sent
 	for _, c := range []struct {
 		name string
-		opts []zaplens.ProviderOption
+		opts []otlplog.Option
 	}{
-		{"grpc", []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + grpcAddr)}},
-		{"http", []zaplens.ProviderOption{zaplens.WithProtocol("http/protobuf"), zaplens.WithEndpoint("http://" + httpAddr)}},
-		{"http-gzip", []zaplens.ProviderOption{zaplens.WithProtocol("http/protobuf"), zaplens.WithEndpoint("http://" + httpAddr), zaplens.WithCompression("gzip")}},
+		{"grpc", []otlplog.Option{otlplog.WithEndpoint("http://" + grpcAddr)}},
+		{"http", []otlplog.Option{otlplog.WithProtocol("http/protobuf"), otlplog.WithEndpoint("http://" + httpAddr)}},
+		{"http-gzip", []otlplog.Option{otlplog.WithProtocol("http/protobuf"), otlplog.WithEndpoint("http://" + httpAddr), otlplog.WithCompression("gzip")}},
 	} {
-		provider, err := zaplens.NewLoggerProvider(ctx, append(c.opts, zaplens.WithServiceName("receive-test"),
-			zaplens.WithResourceAttributes(attribute.String("transport", c.name)))...)
+		provider, err := otlplog.NewLoggerProvider(ctx, append(c.opts, otlplog.WithServiceName("receive-test"),
+			otlplog.WithResourceAttributes(attribute.String("transport", c.name)))...)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -1,5 +1,5 @@
 // Command zaplens-ship sends what a zaplens spool directory holds: the
-// records that processes logging with zaplens.WithSpool (or
+// records that processes logging with otlplog.WithSpool (or
 // ZAPLENS_SPOOL_DIR) had not delivered when they ended, killed or not. It
 // is for a job's epilogue, when no new process will start on the
 // directory to send them.
@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 func main() {
@@ -55,7 +55,7 @@ func run(args []string) int {
 		defer cancel()
 	}
 	start := time.Now()
-	st, err := zaplens.ShipSpool(ctx, dir)
+	st, err := otlplog.ShipSpool(ctx, dir)
 	fmt.Printf("zaplens-ship: %s: %s (%v)\n", dir, st, time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err) // it says "zaplens: ship DIR: ..." already

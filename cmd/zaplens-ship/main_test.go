@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zaplens/zaplens"
-	"github.com/zaplens/zaplens/internal/otlpview"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/otlpview"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 // The test binary is also the command and the program whose spool it
@@ -32,7 +34,7 @@ func TestMain(m *testing.M) {
 // writer logs lines through a provider with a spool, says so, and waits to
 // be killed.
 func writer() {
-	p, err := zaplens.NewLoggerProvider(context.Background())
+	p, err := otlplog.NewLoggerProvider(context.Background())
 	if err != nil {
 		panic(err)
 	}

@@ -16,12 +16,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/zaplens/zaplens"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 )
 
 func main() {
@@ -55,27 +57,27 @@ func main() {
 
 	var p log.LoggerProvider
 	var shutdown func(context.Context) error
-	var zp *zaplens.LoggerProvider
+	var zp *otlplog.LoggerProvider
 	switch *mode {
 	case "zaplens":
-		opts := []zaplens.ProviderOption{zaplens.WithEndpoint("http://" + *endpoint)}
+		opts := []otlplog.Option{otlplog.WithEndpoint("http://" + *endpoint)}
 		if *queue > 0 {
-			opts = append(opts, zaplens.WithQueueSize(*queue))
+			opts = append(opts, otlplog.WithQueueSize(*queue))
 		}
 		if *block > 0 {
-			opts = append(opts, zaplens.WithBlockOnFull(*block))
+			opts = append(opts, otlplog.WithBlockOnFull(*block))
 		}
 		if *batch > 0 {
-			opts = append(opts, zaplens.WithBatchSize(*batch))
+			opts = append(opts, otlplog.WithBatchSize(*batch))
 		}
 		var err error
-		zp, err = zaplens.NewLoggerProvider(ctx, opts...)
+		zp, err = otlplog.NewLoggerProvider(ctx, opts...)
 		if err != nil {
 			panic(err)
 		}
 		p, shutdown = zp, zp.Shutdown
 	case "off":
-		zp, _ = zaplens.NewLoggerProvider(ctx, zaplens.WithExporterName("none"))
+		zp, _ = otlplog.NewLoggerProvider(ctx, otlplog.WithExporterName("none"))
 		p, shutdown = zp, zp.Shutdown
 	case "sdk":
 		exp, err := otlploggrpc.New(ctx, otlploggrpc.WithInsecure(), otlploggrpc.WithEndpoint(*endpoint))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/otlplog"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -44,7 +45,7 @@ func main() {
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 
 	// Logs: your zap logger, teed into zaplens's OTLP pipeline.
-	provider, err := zaplens.NewLoggerProvider(ctx, zaplens.WithServiceName("checkout"))
+	provider, err := otlplog.NewLoggerProvider(ctx, otlplog.WithServiceName("checkout"))
 	if err != nil {
 		log.Print(err) // provider is a working no-op: logging goes on
 	}
@@ -78,7 +79,7 @@ func main() {
 	_ = srv.Shutdown(ctx)
 	_ = logger.Sync() // stdout, and the log pipeline within 5 s (WithFlushTimeout)
 	if err := provider.Shutdown(ctx); err != nil {
-		log.Print(err) // a *zaplens.DeliveryError: how many lines were lost, and why
+		log.Print(err) // a *otlplog.DeliveryError: how many lines were lost, and why
 	}
 	_ = tp.Shutdown(ctx)
 }

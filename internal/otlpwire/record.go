@@ -154,3 +154,8 @@ func clampUint32(v int) uint32 {
 	}
 	return uint32(v)
 }
+
+// SetSpan sets the record's trace, span and flags from sc.
+func (r *Record) SetSpan(sc trace.SpanContext) {
+	r.TraceID, r.SpanID, r.Flags = sc.TraceID(), sc.SpanID(), sc.TraceFlags()
+}

@@ -112,7 +112,7 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 func (s *Server) Addr() string { return s.addr }
 
 // LogsURL is the OTLP/HTTP logs endpoint, the full URL to give
-// zaplens.WithEndpoint (a URL with a path is used as given).
+// otlplog.WithEndpoint (a URL with a path is used as given).
 func (s *Server) LogsURL() string { return "http://" + s.addr + "/insert/opentelemetry/v1/logs" }
 
 // UIURL is vmui, the web UI VictoriaLogs serves.

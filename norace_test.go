@@ -1,5 +1,0 @@
-//go:build !race
-
-package zaplens
-
-const raceEnabled = false

@@ -1,0 +1,424 @@
+package otlplog
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/contrib/otelconf"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/zaplens/zaplens/internal/transport"
+)
+
+// The declarative configuration: a file named by OTEL_CONFIG_FILE, read
+// with otelconf's parser into its types, so that zaplens reads the very
+// file the program's other providers are built from (otelconf.NewSDK),
+// variable substitution included. Only its logger_provider and resource
+// sections concern zaplens; what they ask that zaplens's one pipeline
+// cannot be is refused with the path of the setting, rather than half
+// done.
+
+// configFileVar names the configuration file.
+const configFileVar = "OTEL_CONFIG_FILE"
+
+// replacedByFile are the prefixes of the SDK's variables that the file
+// replaces: the declarative-configuration spec ignores them when a file
+// is given, and only the file's own ${VAR} substitution reads the
+// environment. OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are still
+// read, as otelconf's resource reads them (fileResource), so that the
+// logs' resource is the one the program's other providers get from the
+// same file; so are zaplens's own variables and Go's OTEL_GO_X_*, which
+// the file has no place for.
+var replacedByFile = []string{"OTEL_EXPORTER_OTLP_", "OTEL_BLRP_", "OTEL_LOGRECORD_", "OTEL_LOGS_EXPORTER", "OTEL_SDK_DISABLED"}
+
+// configFileSet tells whether OTEL_CONFIG_FILE names a file.
+func configFileSet() bool { return strings.TrimSpace(os.Getenv(configFileVar)) != "" }
+
+// fileReplaces tells whether the variable k is one the file replaces.
+func fileReplaces(k string) bool {
+	for _, p := range replacedByFile {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// replacedVariables lists the variables set that the file replaces, sorted;
+// not the other signals' (_TRACES_, _METRICS_), which zaplens never reads.
+func replacedVariables() []string {
+	var set []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if v != "" && fileReplaces(k) && !strings.Contains(k, "_TRACES_") && !strings.Contains(k, "_METRICS_") {
+			set = append(set, k)
+		}
+	}
+	slices.Sort(set)
+	return set
+}
+
+// fileConfig is what the file says of the provider.
+type fileConfig struct {
+	disabled bool // disabled: true, or no logger_provider
+	resource *resource.Resource
+}
+
+// applyConfigFile reads the file OTEL_CONFIG_FILE names, if any, into the
+// settings no option set: the file replaces the variables (fileReplaces),
+// and options win over the file. Its errors name the file and the setting.
+func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, error) {
+	path := strings.TrimSpace(os.Getenv(configFileVar))
+	if path == "" {
+		return nil, nil
+	}
+	if set := replacedVariables(); len(set) > 0 {
+		c.warnings = append(c.warnings, fmt.Sprintf("%s replaces %s: not read (the file may read a variable as ${NAME})",
+			configFileVar, strings.Join(set, ", ")))
+	}
+	b, err := readPEMFile(path) // a regular file, bounded, as a certificate is
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", configFileVar, err)
+	}
+	cfg, err := otelconf.ParseYAML(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
+	}
+	f := &fileConfig{}
+	if err := f.apply(ctx, c, cfg); err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
+	}
+	return f, nil
+}
+
+func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *otelconf.OpenTelemetryConfiguration) error {
+	if cfg.Disabled != nil && *cfg.Disabled {
+		f.disabled = true
+		return nil
+	}
+	lp := cfg.LoggerProvider
+	if lp == nil {
+		// As otelconf.NewSDK: no logger_provider, no logs.
+		f.disabled = true
+		return nil
+	}
+	if err := f.applyProcessors(c, lp.Processors); err != nil {
+		return err
+	}
+	f.applyLimits(c, cfg.AttributeLimits, lp.Limits)
+	res, err := fileResource(ctx, cfg.Resource)
+	if err != nil {
+		return err
+	}
+	f.resource = res
+	return nil
+}
+
+func (f *fileConfig) applyProcessors(c *providerConfig, procs []otelconf.LogRecordProcessor) error {
+	switch {
+	case len(procs) == 0:
+		return errors.New("logger_provider.processors: none given; zaplens runs one batch processor")
+	case len(procs) > 1:
+		return fmt.Errorf("logger_provider.processors[1]: zaplens runs one processor, a batch one; this file gives %d", len(procs))
+	}
+	p := procs[0]
+	const at = "logger_provider.processors[0]"
+	switch {
+	case p.Simple != nil:
+		return errors.New(at + ".simple: not supported; zaplens exports in batches off the logging call: use batch")
+	case p.Batch == nil:
+		return errors.New(at + ": no batch processor; zaplens runs one batch processor")
+	}
+	b := p.Batch
+	fileInt(&c.queueSize, at+".batch.max_queue_size", b.MaxQueueSize)
+	fileInt(&c.batchSize, at+".batch.max_export_batch_size", b.MaxExportBatchSize)
+	if err := errors.Join(fileMillis(&c.scheduleDelay, at+".batch.schedule_delay", b.ScheduleDelay),
+		fileMillis(&c.exportTimeout, at+".batch.export_timeout", b.ExportTimeout)); err != nil {
+		return err
+	}
+	return f.applyExporter(c, at+".batch.exporter", b.Exporter)
+}
+
+// fileInt gives s the file's value v, if any and no option gave s one,
+// named by its key at.
+func fileInt(s *setting[int], at string, v *int) {
+	if v != nil && !s.set {
+		s.by(at, *v)
+	}
+}
+
+// fileMillis is fileInt for a duration in milliseconds. Zero is "no
+// limit" in the file; zaplens keeps a bound on every wait, so zero keeps
+// the default, as otelconf does for the exporter's.
+func fileMillis(s *setting[time.Duration], at string, ms *int) error {
+	switch {
+	case ms == nil || *ms <= 0 || s.set:
+	case int64(*ms) > maxMillis:
+		return fmt.Errorf("%s(%d): %s", at, *ms, durationOverflow)
+	default:
+		s.by(at, time.Duration(*ms)*time.Millisecond)
+	}
+	return nil
+}
+
+func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogRecordExporter) error {
+	n := 0
+	for _, set := range []bool{e.Console != nil, e.OTLPGrpc != nil, e.OTLPHttp != nil} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0:
+		return errors.New(at + ": no exporter zaplens can run; it runs otlp_grpc, otlp_http or console")
+	case n > 1:
+		return errors.New(at + ": more than one exporter; zaplens runs one")
+	}
+	if c.exporterName.set {
+		return nil // an option chose the exporter: the file's is not used
+	}
+	if e.Console != nil {
+		c.exporterName.by(at+".console", "console")
+		return nil
+	}
+	if g := e.OTLPGrpc; g != nil {
+		at += ".otlp_grpc"
+		var t otlpFileTLS
+		if g.Tls != nil {
+			t = otlpFileTLS{ca: g.Tls.CaFile, cert: g.Tls.CertFile, key: g.Tls.KeyFile, insecure: g.Tls.Insecure}
+		}
+		return f.applyOTLP(c, at, string(transport.GRPC), otlpFile{g.Endpoint, g.Compression, g.Timeout, g.Headers, g.HeadersList, t})
+	}
+	h := e.OTLPHttp
+	at += ".otlp_http"
+	if h.Encoding != nil && *h.Encoding != otelconf.OTLPHttpEncodingProtobuf {
+		return fmt.Errorf("%s.encoding: %q is not supported; use protobuf, which every collector accepts", at, string(*h.Encoding))
+	}
+	var t otlpFileTLS
+	if h.Tls != nil {
+		t = otlpFileTLS{ca: h.Tls.CaFile, cert: h.Tls.CertFile, key: h.Tls.KeyFile}
+	}
+	return f.applyOTLP(c, at, string(transport.HTTPProtobuf), otlpFile{h.Endpoint, h.Compression, h.Timeout, h.Headers, h.HeadersList, t})
+}
+
+// otlpFile is what the two OTLP exporters of the file have in common.
+type otlpFile struct {
+	endpoint, compression *string
+	timeout               *int
+	headers               []otelconf.NameStringValuePair
+	headersList           *string
+	tls                   otlpFileTLS
+}
+
+type otlpFileTLS struct {
+	ca, cert, key *string
+	insecure      *bool // gRPC only: plaintext to an endpoint without scheme
+}
+
+// applyOTLP takes the OTLP exporter at. Its headers are checked, as an
+// option's, by the protocol resolved (resolveHeaders).
+func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFile) error {
+	c.exporterName.by(at, "otlp")
+	if !c.protocol.set {
+		c.protocol.by(at, protocol)
+	}
+	if o.endpoint != nil && !c.endpoint.set {
+		ep := strings.TrimSpace(*o.endpoint)
+		if o.tls.insecure != nil && *o.tls.insecure && !strings.Contains(ep, "://") {
+			ep = "http://" + ep // the file's insecure applies to an endpoint without scheme only
+		}
+		if _, err := transport.ParseEndpoint(ep, transport.Protocol(c.protocol.value), false); err != nil {
+			return fmt.Errorf("%s.endpoint: %w", at, err)
+		}
+		c.endpoint.by(at+".endpoint", ep)
+	}
+	if o.compression != nil && !c.compression.set {
+		switch *o.compression {
+		case "gzip", "none":
+			c.compression.by(at+".compression", *o.compression)
+		default:
+			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.compression)
+		}
+	}
+	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.timeout); err != nil {
+		return err
+	}
+	if (o.headers != nil || o.headersList != nil) && !c.headers.set {
+		h, err := fileHeaders(at, o.headers, o.headersList)
+		if err != nil {
+			return err
+		}
+		c.headers.by(at+".headers", h)
+	}
+	if !c.tlsConfig.set && (o.tls.ca != nil || o.tls.cert != nil || o.tls.key != nil) {
+		cfg, err := fileTLS(at+".tls", o.tls)
+		if err != nil {
+			return err
+		}
+		c.tlsConfig.by(at+".tls", cfg)
+	}
+	return nil
+}
+
+// fileHeaders is headers_list, then headers, which win, as otelconf takes
+// them; a header whose value is null is left out.
+func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string) (map[string]string, error) {
+	h := map[string]string{}
+	if list != nil {
+		pairs, err := parsePairs(at+".headers_list", *list, headerValue)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(h, pairs)
+	}
+	for i, kv := range headers {
+		if kv.Name == "" {
+			return nil, fmt.Errorf("%s.headers[%d]: no name", at, i)
+		}
+		if kv.Value != nil {
+			h[kv.Name] = *kv.Value
+		}
+	}
+	return h, nil
+}
+
+func fileTLS(at string, t otlpFileTLS) (*tls.Config, error) {
+	var cfg tls.Config
+	if t.ca != nil {
+		pool, err := loadCertPool(*t.ca)
+		if err != nil {
+			return nil, fmt.Errorf("%s.ca_file: %w", at, err)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case t.cert != nil && t.key != nil:
+		pair, err := loadKeyPair(*t.cert, *t.key)
+		if err != nil {
+			return nil, fmt.Errorf("%s.cert_file and key_file: %w", at, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	case t.cert != nil:
+		return nil, errors.New(at + ".key_file: missing; cert_file needs it")
+	case t.key != nil:
+		return nil, errors.New(at + ".cert_file: missing; key_file needs it")
+	}
+	return &cfg, nil
+}
+
+// applyLimits takes logger_provider.limits, or else the general
+// attribute_limits, as otelconf gives them to sdk/log.
+func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeLimits, l *otelconf.LogRecordLimits) {
+	var count, length *int
+	countAt, lengthAt := "attribute_limits", "attribute_limits"
+	if general != nil {
+		count, length = general.AttributeCountLimit, general.AttributeValueLengthLimit
+	}
+	if l != nil {
+		if l.AttributeCountLimit != nil {
+			count, countAt = l.AttributeCountLimit, "logger_provider.limits"
+		}
+		if l.AttributeValueLengthLimit != nil {
+			length, lengthAt = l.AttributeValueLengthLimit, "logger_provider.limits"
+		}
+	}
+	fileInt(&c.attrCount, countAt+".attribute_count_limit", count)
+	fileInt(&c.attrValueLen, lengthAt+".attribute_value_length_limit", length)
+}
+
+// fileResource builds the resource section as otelconf builds it for the
+// program's other providers, but the environment: the SDK's attributes,
+// under attributes_list, under attributes, with the schema URL given.
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES go under it as under any
+// given resource (givenResource), read the one way that quotes no secret
+// and half-reads no bad value; so does the unknown_service fallback
+// (providerConfig.serviceFallback), which the SDK's default resource has.
+func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource, error) {
+	sdk, err := resource.New(ctx, resource.WithTelemetrySDK())
+	if err != nil || r == nil {
+		return sdk, err
+	}
+	var list []attribute.KeyValue
+	if r.AttributesList != nil {
+		pairs, err := parsePairs("resource.attributes_list", *r.AttributesList, resourceValue)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range pairs {
+			list = append(list, attribute.String(k, v))
+		}
+	}
+	attrs := make([]attribute.KeyValue, 0, len(r.Attributes))
+	for i, a := range r.Attributes {
+		kv, err := fileAttribute(a)
+		if err != nil {
+			return nil, fmt.Errorf("resource.attributes[%d] (%s): %w", i, printable(a.Name), err)
+		}
+		attrs = append(attrs, kv)
+	}
+	schema := ""
+	if r.SchemaUrl != nil {
+		schema = *r.SchemaUrl
+	}
+	return resource.New(ctx,
+		resource.WithAttributes(sdk.Attributes()...), // without its schema URL, which the file's replaces
+		resource.WithAttributes(list...),
+		resource.WithAttributes(attrs...),
+		resource.WithSchemaURL(schema))
+}
+
+// fileAttribute converts a resource attribute of the file: its value as
+// otelconf converts it, and the arrays its type names as arrays.
+func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
+	vs, isArray := a.Value.([]any)
+	if !isArray {
+		switch v := a.Value.(type) {
+		case bool:
+			return attribute.Bool(a.Name, v), nil
+		case int:
+			return attribute.Int(a.Name, v), nil
+		case float64:
+			return attribute.Float64(a.Name, v), nil
+		case string:
+			return attribute.String(a.Name, v), nil
+		}
+		return attribute.String(a.Name, fmt.Sprint(a.Value)), nil
+	}
+	t := otelconf.AttributeTypeStringArray
+	if a.Type != nil {
+		t = *a.Type
+	}
+	switch t {
+	case otelconf.AttributeTypeBoolArray:
+		return arrayAttribute(a.Name, t, vs, attribute.BoolSlice)
+	case otelconf.AttributeTypeIntArray:
+		return arrayAttribute(a.Name, t, vs, attribute.IntSlice)
+	case otelconf.AttributeTypeDoubleArray:
+		return arrayAttribute(a.Name, t, vs, attribute.Float64Slice)
+	case otelconf.AttributeTypeStringArray:
+		return arrayAttribute(a.Name, t, vs, attribute.StringSlice)
+	}
+	return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
+}
+
+// arrayAttribute is the file's array vs as the attribute kv makes of a
+// []T, or an error if an element is not a T.
+func arrayAttribute[T any](name string, t otelconf.AttributeType, vs []any, kv func(string, []T) attribute.KeyValue) (attribute.KeyValue, error) {
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		e, ok := v.(T)
+		if !ok {
+			return attribute.KeyValue{}, fmt.Errorf("an element is not of type %s", t)
+		}
+		out[i] = e
+	}
+	return kv(name, out), nil
+}

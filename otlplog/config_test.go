@@ -1,0 +1,257 @@
+package otlplog
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel"
+
+	"go.opentelemetry.io/contrib/otelconf"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/log"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+)
+
+// The kitchen-sink example's logger_provider and resource, with its gRPC
+// exporter over TLS to a real receiver: the endpoint, certificates,
+// headers, compression, limits and resource of the file are what arrives.
+func TestConfigFileShips(t *testing.T) {
+	cleanEnv(t)
+	certs := testCerts(t)
+	var mu sync.Mutex
+	var md metadata.MD
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords(), withServerTLS(certs.Pair),
+		func(_ *otlpServer, o *[]grpc.ServerOption) {
+			*o = append(*o, grpc.UnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				mu.Lock()
+				md, _ = metadata.FromIncomingContext(ctx)
+				mu.Unlock()
+				return h(ctx, req)
+			}))
+		})
+	t.Setenv("ZAPLENS_TEST_ENDPOINT", srv.Addr)
+	t.Setenv("ZAPLENS_TEST_CA", certs.CA)
+	t.Setenv("ZAPLENS_TEST_CERT", certs.Cert)
+	t.Setenv("ZAPLENS_TEST_KEY", certs.Key)
+	t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/logs-grpc.yaml")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1") // the file wins
+	ctx := context.Background()
+	p, err := NewLoggerProvider(ctx, WithLossWriter(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r log.Record
+	r.SetBody(attribute.StringValue("from the file"))
+	r.AddAttributes(attribute.String("long", "0123456789abc"), attribute.Int("a", 1), attribute.Int("b", 2), attribute.Int("c", 3))
+	p.Logger("config").Emit(ctx, r)
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rls := srv.Resources()
+	if len(rls) != 1 {
+		t.Fatalf("%d resource logs", len(rls))
+	}
+	rec := rls[0].GetScopeLogs()[0].GetLogRecords()[0]
+	if n := len(rec.GetAttributes()); n != 3 || rec.GetDroppedAttributesCount() != 1 {
+		t.Errorf("%d attributes, %d dropped: the file's count limit (3) was not applied", n, rec.GetDroppedAttributesCount())
+	}
+	if v := rec.GetAttributes()[0].GetValue().GetStringValue(); v != "01234567" {
+		t.Errorf("long = %q: the file's value length limit (8) was not applied", v)
+	}
+	res := map[string]string{}
+	for _, kv := range rls[0].GetResource().GetAttributes() {
+		res[kv.GetKey()] = kv.GetValue().String()
+	}
+	for k, want := range map[string]string{
+		"service.name": `string_value:"unknown_service"`, "service.namespace": `string_value:"my-namespace"`,
+		"bool_key": "bool_value:true", "int_key": "int_value:1", "double_key": "double_value:1.1",
+		"int_array_key":          "array_value:{values:{int_value:1} values:{int_value:2}}",
+		"telemetry.sdk.language": `string_value:"go"`,
+	} {
+		if got := strings.ReplaceAll(res[k], "  ", " "); got != want {
+			t.Errorf("resource %s = %s, want %s", k, got, want)
+		}
+	}
+	if rls[0].GetSchemaUrl() != "https://opentelemetry.io/schemas/1.16.0" {
+		t.Errorf("schema URL %q", rls[0].GetSchemaUrl())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := md.Get("api-key"); len(got) != 1 || got[0] != "1234" {
+		t.Errorf("api-key header: %v", got)
+	}
+}
+
+// The file's resource takes the environment's as a given resource does:
+// through the one reading that quotes no secret and half-reads no bad
+// value, with OTEL_SERVICE_NAME over the unknown_service fallback. (The
+// SDK's default resource, which the file's was built on, is read once per
+// process and bypassed that check: the second case got the first's
+// environment.)
+func TestConfigFileResourceReadsTheEnvironmentOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, attrs, service, wantService string
+		wantTeam                          bool
+	}{
+		{"bad attributes", "team=ml,s3cret", "", "unknown_service:", false},
+		{"good attributes and a name", "team=ml", "trainer", "trainer", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cleanEnv(t)
+			var handled []string
+			otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { handled = append(handled, err.Error()) }))
+			defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+			srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+			t.Setenv("ZAPLENS_TEST_ENDPOINT", srv.Addr)
+			t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/resource-no-service.yaml")
+			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", tc.attrs)
+			t.Setenv("OTEL_SERVICE_NAME", tc.service)
+			var buf lockedBuffer
+			p, err := NewLoggerProvider(context.Background(), WithLossWriter(&buf))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Logger("config").Emit(context.Background(), log.Record{})
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			rls := srv.Resources()
+			if len(rls) != 1 {
+				t.Fatalf("%d resource logs", len(rls))
+			}
+			res := map[string]string{}
+			for _, kv := range rls[0].GetResource().GetAttributes() {
+				res[kv.GetKey()] = kv.GetValue().GetStringValue()
+			}
+			if res["from.file"] != "yes" || !strings.HasPrefix(res["service.name"], tc.wantService) || (res["team"] == "ml") != tc.wantTeam {
+				t.Errorf("resource %v: want from.file, service.name %s..., team %v", res, tc.wantService, tc.wantTeam)
+			}
+			for _, h := range append(handled, buf.String()) {
+				if strings.Contains(h, "s3cret") {
+					t.Errorf("a secret told: %q", h)
+				}
+			}
+		})
+	}
+}
+
+// Options win over the file, as over the variables.
+func TestConfigFileOptionsWin(t *testing.T) {
+	cleanEnv(t)
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/logs-grpc.yaml")
+	t.Setenv("ZAPLENS_TEST_ENDPOINT", "127.0.0.1:1")
+	ctx := context.Background()
+	p, err := NewLoggerProvider(ctx, WithLossWriter(nil), WithEndpoint("http://"+srv.Addr),
+		WithTLSConfig(nil), WithAttributeCountLimit(10), WithServiceName("from-option"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r log.Record
+	r.AddAttributes(attribute.Int("a", 1), attribute.Int("b", 2), attribute.Int("c", 3), attribute.Int("d", 4))
+	p.Logger("config").Emit(ctx, r)
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rls := srv.Resources()
+	if len(rls) != 1 {
+		t.Fatalf("%d resource logs", len(rls))
+	}
+	if n := len(rls[0].GetScopeLogs()[0].GetLogRecords()[0].GetAttributes()); n != 4 {
+		t.Errorf("%d attributes: the option's limit did not win", n)
+	}
+	for _, kv := range rls[0].GetResource().GetAttributes() {
+		if kv.GetKey() == "service.name" && kv.GetValue().GetStringValue() != "from-option" {
+			t.Errorf("service.name = %s", kv.GetValue())
+		}
+	}
+}
+
+// What the file asks that zaplens cannot do fails with the setting's path,
+// and the provider takes records, counts them dropped and says why.
+func TestConfigFileRefused(t *testing.T) {
+	for file, want := range map[string]string{
+		"kitchen-sink-logs.yaml": "logger_provider.processors[1]: zaplens runs one processor",
+		"simple.yaml":            "logger_provider.processors[0].simple: not supported",
+		"file-exporter.yaml":     "logger_provider.processors[0].batch.exporter: no exporter zaplens can run",
+		"http-json.yaml":         `logger_provider.processors[0].batch.exporter.otlp_http.encoding: "json" is not supported`,
+		"missing.yaml":           "no such file",
+	} {
+		t.Run(file, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/"+file)
+			p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil))
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "OTEL_CONFIG_FILE") {
+				t.Fatalf("err = %v, want one naming OTEL_CONFIG_FILE and %q", err, want)
+			}
+			emit(p, 2)
+			if s := p.Stats(); s.Dropped != 2 {
+				t.Errorf("stats %v", s)
+			}
+			if err := p.Shutdown(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Shutdown: %v", err)
+			}
+		})
+	}
+}
+
+// A file without logger_provider, or disabled, gives a no-op provider, as
+// otelconf.NewSDK gives a no-op LoggerProvider; the console exporter is
+// taken from the file too.
+func TestConfigFileNoopAndConsole(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/no-logs.yaml")
+	p, err := NewLoggerProvider(context.Background())
+	if err != nil || p.pipe != nil || p.void != nil {
+		t.Fatalf("not a no-op: %v", err)
+	}
+	t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/console.yaml")
+	var out strings.Builder
+	p, err = NewLoggerProvider(context.Background(), WithConsoleWriter(&out), WithLossWriter(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit(p, 1)
+	if err := shutdownWithin(p, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "from-file") {
+		t.Errorf("console output without the file's service name: %s", out.String())
+	}
+}
+
+// The file's arrays become arrays of the type the attribute names, strings
+// when it names none; an element of another type, or a type that is not
+// an array's, fails with the type.
+func TestFileAttributeArrays(t *testing.T) {
+	typed := func(name string, typ otelconf.AttributeType, vs ...any) otelconf.AttributeNameValue {
+		return otelconf.AttributeNameValue{Name: name, Value: vs, Type: &typ}
+	}
+	for _, tc := range []struct {
+		a    otelconf.AttributeNameValue
+		want string // the attribute's type and value, or the error
+	}{
+		{typed("b", otelconf.AttributeTypeBoolArray, true, false), "BOOLSLICE [true,false]"},
+		{typed("i", otelconf.AttributeTypeIntArray, 1, 2), "INT64SLICE [1,2]"},
+		{typed("d", otelconf.AttributeTypeDoubleArray, 1.5), "FLOAT64SLICE [1.5]"},
+		{typed("s", otelconf.AttributeTypeStringArray, "x", "y"), `STRINGSLICE ["x","y"]`},
+		{typed("e", otelconf.AttributeTypeIntArray), "INT64SLICE []"},
+		{otelconf.AttributeNameValue{Name: "u", Value: []any{"x"}}, `STRINGSLICE ["x"]`},
+		{typed("m", otelconf.AttributeTypeIntArray, 1, "x"), "an element is not of type int_array"},
+		{typed("m", otelconf.AttributeTypeStringArray, "x", 1), "an element is not of type string_array"},
+		{typed("n", otelconf.AttributeTypeBool, true), "an array of type bool"},
+	} {
+		kv, err := fileAttribute(tc.a)
+		got := kv.Value.Type().String() + " " + kv.Value.String()
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want || err == nil && string(kv.Key) != tc.a.Name {
+			t.Errorf("%s %v: got %s %s, want %s", tc.a.Name, tc.a.Value, kv.Key, got, tc.want)
+		}
+	}
+}

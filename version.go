@@ -1,5 +1,0 @@
-package zaplens
-
-// Version is this module's version, sent as part of the exporter's
-// User-Agent.
-const Version = "0.1.0"
