@@ -61,6 +61,7 @@ type bridge struct {
 
 	losses  lossCounter
 	flushes flushGroup
+	hold    *holdStore // with WithHold
 }
 
 // scope is what the bridge knows of one zap logger name.
@@ -93,6 +94,9 @@ func NewCore(opts ...Option) *Core {
 		b.provider = otel.GetLoggerProvider()
 	}
 	b.redact.init(b.provider)
+	if cfg.hold.on {
+		b.hold = newHoldStore(cfg.hold)
+	}
 	b.scopes.Store(&map[string]*namedScope{})
 	return &Core{b: b, wire: wireWith{ok: true}}
 }
@@ -101,11 +105,20 @@ func NewCore(opts ...Option) *Core {
 // With [WithLevelFor], it is true if any logger's level takes l. Unlike
 // Check, it does not ask the provider: zap asks Enabled without the
 // logger's name, and a provider that refuses one scope may take another's.
-func (c *Core) Enabled(l zapcore.Level) bool { return c.b.level.Enabled(l) }
+// With [WithHold], it is true from the hold level on.
+func (c *Core) Enabled(l zapcore.Level) bool {
+	return c.b.level.Enabled(l) || c.b.cfg.hold.holds(l)
+}
 
 // Level returns the least level the bridge sends, for zapcore.LevelOf:
 // with [WithLevelFor], the least of any logger's.
-func (c *Core) Level() zapcore.Level { return zapcore.LevelOf(c.b.level) }
+func (c *Core) Level() zapcore.Level {
+	l := zapcore.LevelOf(c.b.level)
+	if c.b.cfg.hold.on {
+		l = min(l, c.b.cfg.hold.level)
+	}
+	return l
+}
 
 // With returns a core that adds fields to every entry. They are converted
 // here, once; a context among them becomes the default for later entries.
@@ -164,7 +177,7 @@ func (c *Core) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Check
 		t.ce = ce
 		return ce
 	}
-	if s := c.b.check(ent.Level, ent.LoggerName); s.bridged && (s.wire != nil || c.takes(s, ent.Level)) {
+	if s, _ := c.b.route(ent.Level, ent.LoggerName); s.bridged && (s.wire != nil || c.takes(s, ent.Level)) {
 		return ce.AddCore(ent, c)
 	}
 	return ce
@@ -248,8 +261,9 @@ func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	e := getEncoder()
 	defer putEncoder(e)
 	// A terminal entry comes here past Check's filters.
-	s, r := c.b.check(ent.Level, ent.LoggerName), readEntry(fields)
-	c.write(e, s, &r, &ent, fields)
+	s, held := c.b.route(ent.Level, ent.LoggerName)
+	r := readEntry(fields)
+	c.write(e, s, held, &r, &ent, fields)
 	return nil
 }
 
@@ -270,16 +284,23 @@ func BridgeLost() uint64 { return bridgeLost.Load() }
 var bridgeLost atomic.Uint64
 
 // write converts the entry with e, an empty encoder, and emits it to the
-// scope's logger. r is what the entry's fields say, read once.
-func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
+// scope's logger, or holds it in its trace when held (see WithHold). r is
+// what the entry's fields say, read once.
+func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
 	if !s.bridged {
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
 	e.redact = c.b.redact.get()
 	ctx, sc := c.entryContext(r)
+	if held && !sc.IsValid() {
+		return // only an entry of a trace is held
+	}
 	if c.b.cfg.traceBased.drops(ent.Level, &sc) {
 		return // an unsampled trace's entry, below WithTraceBased's level
+	}
+	if !held && c.b.hold != nil && ent.Level >= c.b.cfg.hold.trigger && sc.IsValid() {
+		c.b.shipHeld(sc.TraceID()) // the trace failed: what it held goes first
 	}
 	// Asked here, with the entry's context, rather than in Check: a
 	// processor may decide by the span, or by the event name. A zaplens
@@ -294,7 +315,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 		enabled = s.logger.Enabled(ctx, log.EnabledParameters{Severity: sev, EventName: event})
 	}
 	var span trace.Span // set when the entry is also to be a span event
-	if c.b.cfg.spans.on {
+	if c.b.cfg.spans.on && !held {
 		span = c.b.cfg.spans.mark(ctx, *ent)
 	}
 	if !enabled && span == nil {
@@ -307,7 +328,7 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc, event)
-		if span == nil && !r.nested && c.writeDirect(s, e, &rec, ent, fields) {
+		if span == nil && !r.nested && c.writeDirect(s, e, &rec, ent, fields, held, sc) {
 			return
 		}
 	}
@@ -321,13 +342,51 @@ func (c *Core) write(e *attrEncoder, s *scope, r *entryRead, ent *zapcore.Entry,
 	if s.wire != nil {
 		// A logger that takes OTLP bytes encodes the converted entry
 		// straight to them: the general way.
-		e.keepRecord(s.wire.EnqueueAttributes(e.record[:0], rec, attrs))
+		if !held {
+			e.keepRecord(s.wire.EnqueueAttributes(e.record[:0], rec, attrs))
+			return
+		}
+		b, cut := s.wire.AppendAttributes(e.record[:0], rec, attrs)
+		e.keepRecord(b)
+		if !c.b.hold.keepWire(sc, rec.Observed, s.wire, &s.terms.Limits, b, cut) {
+			s.wire.Enqueue(b, cut) // its trace failed meanwhile
+		}
 		return
 	}
 	var lrec log.Record
 	fillRecord(&lrec, ent, sev, e.err, attrs)
 	lrec.SetEventName(event)
+	if held && c.b.hold.keepRecord(sc, ent.Time, c.b, s.logger, &lrec) {
+		return
+	}
 	c.b.emit(ctx, s.logger, &lrec)
+}
+
+// route is check, and with WithHold, for an entry the levels leave out
+// but the hold level takes, the scope to hold it for: held is true then.
+func (b *bridge) route(l zapcore.Level, name string) (s *scope, held bool) {
+	if s = b.check(l, name); s.bridged || !b.cfg.hold.holds(l) {
+		return s, false
+	}
+	s = b.scope(name)
+	return s, s.bridged
+}
+
+// shipHeld ships what the bridge holds for trace id, outside the store's
+// lock: a provider may log back into the bridge.
+func (b *bridge) shipHeld(id trace.TraceID) {
+	if out, ok := b.hold.take(id); ok {
+		out.ship()
+	}
+}
+
+// HoldStats returns the counts of entries held with [WithHold]; zero
+// without it.
+func (c *Core) HoldStats() HoldStats {
+	if c.b.hold == nil {
+		return HoldStats{}
+	}
+	return c.b.hold.Stats()
 }
 
 // entryContext is the entry's context and span: its own, else With's;

@@ -41,6 +41,7 @@ type config struct {
 	levels       []levelFor // WithLevelFor's, in the order given
 	baggage      baggageKeys
 	spans        spanConfig
+	hold         holdConfig
 }
 
 // newConfig applies opts, then takes from the environment each bridge
@@ -129,6 +130,7 @@ func (c *config) fromEnv() {
 			c.traceBased = traceBased{on: true, always: l}
 		}
 	}
+	c.hold.holdDefaults()
 }
 
 // envLevel reads a level variable: one of zap's level names, in any case,

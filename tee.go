@@ -81,13 +81,13 @@ func (t *tee) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Checke
 	if !t.plain {
 		base = t.base.Check(ent, nil)
 	}
-	s := t.bridge.b.check(ent.Level, ent.LoggerName)
+	s, held := t.bridge.b.route(ent.Level, ent.LoggerName)
 	terminal := ent.Level >= zapcore.DPanicLevel
 	if base == nil && !plainBase && !s.bridged && !terminal {
 		return ce
 	}
 	w := writerPool.Get().(*teeWrite)
-	w.tee, w.base, w.plainBase, w.scope = t, base, plainBase, s
+	w.tee, w.base, w.plainBase, w.scope, w.held = t, base, plainBase, s, held
 	ce = ce.AddCore(ent, w)
 	if terminal {
 		// zap may panic or exit after this entry: what is queued, from
@@ -104,8 +104,8 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	err := t.base.Write(ent, t.baseFields(&r, fields, &buf))
 	e := getEncoder()
 	defer putEncoder(e)
-	s := t.bridge.b.check(ent.Level, ent.LoggerName)
-	t.bridge.write(e, s, &r, &ent, fields)
+	s, held := t.bridge.b.route(ent.Level, ent.LoggerName)
+	t.bridge.write(e, s, held, &r, &ent, fields)
 	return err
 }
 
@@ -189,6 +189,7 @@ type teeWrite struct {
 	base      *zapcore.CheckedEntry // base's own checked entry, nil if base skips it
 	plainBase bool                  // base is plain and takes the entry: written with no checked entry
 	scope     *scope                // where the bridge emits, shared: not bridged if it takes no part
+	held      bool                  // the bridge holds the entry in its trace (WithHold)
 	read      entryRead             // what the entry's fields say, read once at the top of Write
 	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields    []zapcore.Field       // scratch for base's fields
@@ -214,7 +215,7 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		writePlain(t.base, ent, t.baseFields(r, fields, &w.fields))
 	}
 	if w.scope.bridged {
-		t.bridge.write(&w.enc, w.scope, r, &ent, fields)
+		t.bridge.write(&w.enc, w.scope, w.held, r, &ent, fields)
 	}
 	if w.ce != nil {
 		t.bridge.b.flushTerminal(ent.Level, w.ce)
@@ -235,7 +236,7 @@ func (w *teeWrite) release() {
 	if w.scope.bridged && !w.enc.release() {
 		return
 	}
-	w.tee, w.base, w.plainBase, w.scope, w.read, w.ce, w.fields = nil, nil, false, nil, entryRead{}, nil, w.fields[:0]
+	w.tee, w.base, w.plainBase, w.scope, w.held, w.read, w.ce, w.fields = nil, nil, false, nil, false, entryRead{}, nil, w.fields[:0]
 	writerPool.Put(w)
 }
 

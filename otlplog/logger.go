@@ -68,12 +68,17 @@ func (l *logger) UID(t time.Time) otlpwire.UID {
 }
 
 // Enqueue queues a record the bridge wrote whole.
-func (l *logger) Enqueue(record []byte) { l.p.pipe.Enqueue(l.scope, record, false) }
+func (l *logger) Enqueue(record []byte, cut bool) { l.p.pipe.Enqueue(l.scope, record, cut) }
 
 // EnqueueAttributes encodes and queues a record the bridge converted to
 // attributes: its strings are valid and its maps' keys unique already.
 func (l *logger) EnqueueAttributes(buf []byte, rec otlpwire.Record, attrs []attribute.KeyValue) []byte {
 	return l.enqueue(buf, &rec, attrs, true)
+}
+
+// AppendAttributes encodes as EnqueueAttributes does, and queues nothing.
+func (l *logger) AppendAttributes(buf []byte, rec otlpwire.Record, attrs []attribute.KeyValue) ([]byte, bool) {
+	return l.encode(buf, &rec, attrs, true)
 }
 
 // Emit encodes r as the SDK's pipeline would send it: keys made unique at
@@ -176,6 +181,14 @@ func repeatsPastLimit(kvs []attribute.KeyValue, limit int) int {
 // them. A record too large for any request has its longest values cut to
 // fit, and is counted.
 func (l *logger) enqueue(buf []byte, rec *otlpwire.Record, attrs []attribute.KeyValue, fromBridge bool) []byte {
+	buf, cut := l.encode(buf, rec, attrs, fromBridge)
+	l.p.pipe.Enqueue(l.scope, buf, cut)
+	return buf
+}
+
+// encode is enqueue's encoding: the record, cut if it is too large for any
+// request.
+func (l *logger) encode(buf []byte, rec *otlpwire.Record, attrs []attribute.KeyValue, fromBridge bool) ([]byte, bool) {
 	if rec.Observed.IsZero() {
 		rec.Observed = time.Now()
 	}
@@ -190,8 +203,7 @@ func (l *logger) enqueue(buf []byte, rec *otlpwire.Record, attrs []attribute.Key
 	if max := l.p.pipe.MaxRecordBytes(); len(buf) > max {
 		buf, cut = cutRecord(buf, rec, attrs, lim, max), true
 	}
-	l.p.pipe.Enqueue(l.scope, buf, cut)
-	return buf
+	return buf, cut
 }
 
 // appendException derives exception.message and exception.type from a

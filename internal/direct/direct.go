@@ -55,8 +55,9 @@ type Logger interface {
 	// Enqueue queues one record: OTLP bytes of a LogRecord, made by
 	// otlpwire.AppendHead and AppendTail around attributes encoded with
 	// Terms().Limits, of at most Terms().MaxRecordBytes, with unique
-	// keys. The bytes are copied before it returns.
-	Enqueue(record []byte)
+	// keys; cut says AppendAttributes cut its values, to be counted. The
+	// bytes are copied before it returns.
+	Enqueue(record []byte, cut bool)
 
 	// EnqueueAttributes encodes rec with attrs, whose keys are unique at
 	// the top and in every map and whose strings are valid UTF-8, into
@@ -65,6 +66,12 @@ type Logger interface {
 	// the caller to keep its room. rec is passed by value, as no pointer
 	// given to an interface's method stays on the caller's stack.
 	EnqueueAttributes(buf []byte, rec otlpwire.Record, attrs []attribute.KeyValue) []byte
+
+	// AppendAttributes encodes rec with attrs as EnqueueAttributes does,
+	// into buf's room, cut to fit any request, and returns it without
+	// queueing it, and whether it was cut: for a record the bridge holds,
+	// to queue later with Enqueue, as if queued now.
+	AppendAttributes(buf []byte, rec otlpwire.Record, attrs []attribute.KeyValue) (record []byte, cut bool)
 }
 
 // Terms are a Logger's terms for a record the bridge writes itself.
