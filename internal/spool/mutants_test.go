@@ -1,0 +1,201 @@
+package spool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/pipeline"
+)
+
+// Where a one-character mistake in the spool's sizes, names and counts
+// would pass the other tests (internal/spool/MUTANTS.md): a file's room to
+// its last byte, the largest record a file takes, the order of the names
+// of files taken again, the count of unprotected records told.
+
+// recordOfFrame is an encoded record whose frame takes exactly size
+// bytes, and its body.
+func recordOfFrame(t *testing.T, size int) (rec []byte, body string) {
+	t.Helper()
+	// The encoding grows by a byte a byte of body, and a few at the
+	// lengths' varint steps: start a little short of the size.
+	for k := max(0, size-frameSize(len(encoded("")))-16); k < size; k++ {
+		body = strings.Repeat("x", k)
+		if rec = encoded(body); frameSize(len(rec)) == size {
+			return rec, body
+		} else if frameSize(len(rec)) > size {
+			break
+		}
+	}
+	t.Fatalf("no record takes a frame of %d bytes", size)
+	return nil, ""
+}
+
+// A spool of two files takes what two files hold, to the last byte: a
+// record that fits the room left in a file goes in it, and only the one
+// after finds the spool at its bound. Every record comes back, once.
+func TestFilesFilledToTheLastByte(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes = 2 * testSegment })
+	const smallBody = "a record of an ordinary size, to fill most of a file"
+	small := encoded(smallBody)
+	var want []string
+	appendOne := func(rec []byte, body string) pipeline.Verdict {
+		v := s.Append(0, rec)
+		if v == pipeline.Journaled {
+			want = append(want, "writer/a/"+body)
+		}
+		return v
+	}
+	for file := range 2 {
+		for first := true; first || len(s.active.mem)-s.active.off > 4*frameSize(len(small)); first = false {
+			if v := appendOne(small, smallBody); v != pipeline.Journaled {
+				t.Fatalf("file %d, record %d: verdict %d", file, len(want), v)
+			}
+		}
+		seg := s.active
+		closer, body := recordOfFrame(t, len(seg.mem)-seg.off)
+		if v := appendOne(closer, body); v != pipeline.Journaled {
+			t.Fatalf("file %d: the record that fills it to its last byte: verdict %d", file, v)
+		}
+		if s.active != seg || seg.off != len(seg.mem) {
+			t.Fatalf("file %d: the record that fits its room went elsewhere", file)
+		}
+	}
+	if v := s.Append(0, small); v != pipeline.JournalFull {
+		t.Errorf("both files full: verdict %d, want the bound", v)
+	}
+	s.Close(context.Background())
+	if s.Kept() != uint64(len(want)) {
+		t.Errorf("kept %d, want the %d journaled", s.Kept(), len(want))
+	}
+	var r received
+	shipAll(t, dir, &r, true)
+	slices.Sort(want)
+	if got := r.sorted(); !slices.Equal(got, want) {
+		t.Errorf("shipped %d records, want the %d journaled, once each", len(got), len(want))
+	}
+}
+
+// The largest record a file takes (with the resource's and its scope's
+// frames) is journaled, whole, in the active file when it is empty and in
+// the next when it is not; one four bytes larger, a frame's step, goes on
+// unprotected, and is told.
+func TestLargestRecordAFileTakes(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		after, over bool
+	}{{"in an empty file", false, false}, {"after a record", true, false}, {"a step larger", true, true}} {
+		dir := t.TempDir()
+		var said sayings
+		s := openTest(t, dir, func(c *Config) { c.Say = said.say })
+		room := s.cfg.SegmentBytes - headerSize - frameSize(len(s.resource)) - frameSize(len(s.scopes[0]))
+		if c.over {
+			room += 4
+		}
+		var want []string
+		if c.after {
+			if v := s.Append(0, encoded("before")); v != pipeline.Journaled {
+				t.Fatalf("%s: the record before: verdict %d", c.name, v)
+			}
+			want = append(want, "writer/a/before")
+		}
+		rec, body := recordOfFrame(t, room)
+		verdict := pipeline.Journaled
+		if c.over {
+			verdict = pipeline.Unjournaled
+		} else {
+			want = append(want, "writer/a/"+body)
+		}
+		if v := s.Append(0, rec); v != verdict {
+			t.Errorf("%s: a record whose frame takes %d bytes of a file's %d: verdict %d, want %d", c.name, room, s.cfg.SegmentBytes, v, verdict)
+		}
+		s.Close(context.Background())
+		var r received
+		shipAll(t, dir, &r, true)
+		if got := r.sorted(); !slices.Equal(got, want) {
+			t.Errorf("%s: shipped %d records, want %d", c.name, len(got), len(want))
+		}
+		if c.over {
+			waitFor(t, func() bool { return said.all() != "" })
+		}
+		if told := strings.Contains(said.all(), "larger than a spool file"); told != c.over {
+			t.Errorf("%s: told %q", c.name, said.all())
+		}
+	}
+}
+
+// A file emptied for a new turn takes a name after every name the spool
+// gave before: a later process sends the files in the order of their
+// names, which must be the order of their records.
+func TestReusedFilesNamedInOrder(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	defer s.Close(context.Background())
+	var names []string
+	reused := 0
+	made := map[*segment]bool{}
+	for _, seg := range s.segs {
+		made[seg] = true
+	}
+	for len(names) < 12 {
+		active := s.active
+		if v := s.Append(0, encoded(fmt.Sprintf("line %d", len(names)))); v != pipeline.Journaled {
+			t.Fatalf("verdict %d", v)
+		}
+		s.Settle(1, false)
+		if s.active != active {
+			names = append(names, filepath.Base(s.active.path))
+			if made[s.active] {
+				reused++
+			}
+			made[s.active] = true
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no file was taken again: the test wants some")
+	}
+	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Errorf("files in the order they took over: %v, want names that sort in that order, each once", names)
+	}
+}
+
+// The line that tells the spool writes again counts the records that went
+// unprotected meanwhile: those the pipeline counts in Stats.Unprotected.
+func TestWritingAgainCountsUnprotected(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	parent := filepath.Join(t.TempDir(), "parent")
+	if err := os.WriteFile(parent, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var said sayings
+	s, _ := Open(Config{Dir: filepath.Join(parent, "spool"), SegmentBytes: testSegment, Say: said.say})
+	defer s.Close(context.Background())
+	s.AddScope(0, otlpwire.Scope{})
+	unprotected := 0
+	for range 3 {
+		if s.Append(0, encoded("x")) == pipeline.Unjournaled {
+			unprotected++
+		}
+	}
+	os.Remove(parent)
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Append(0, encoded("y")) != pipeline.Journaled {
+		unprotected++
+		if time.Now().After(deadline) {
+			t.Fatal("the spool did not come back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitFor(t, func() bool { return strings.Contains(said.all(), "writing again") })
+	if want := fmt.Sprintf("(%d went unprotected since the start)", unprotected); !strings.Contains(said.all(), want) {
+		t.Errorf("told %q, want %q", said.all(), want)
+	}
+}
