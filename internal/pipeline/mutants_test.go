@@ -2,8 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/binary"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 // Where a one-character mistake in the pipeline would pass the other
@@ -68,4 +72,32 @@ func TestSpillsAgainAfterAnUnprotectedRecordLeft(t *testing.T) {
 		t.Errorf("counts %+v: want all 1000 delivered, none dropped, 1 unprotected", c)
 	}
 	checkLines(t, s, 1000)
+}
+
+// A batch is ready when the records waiting take half a request's bytes,
+// to the byte: they go then, not at the schedule delay.
+func TestBatchReadyAtHalfARequestToTheByte(t *testing.T) {
+	rec := encoded(strings.Repeat("x", 1100))
+	queued := len(binary.AppendUvarint(binary.AppendUvarint(nil, 0), uint64(len(rec)))) + len(rec)
+	s := &sink{}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxRequestBytes = 2 * 3 * queued })
+	sc := p.AddScope(otlpwire.Scope{})
+	for range 3 {
+		p.Enqueue(sc, rec, false)
+	}
+	waitFor(t, "the batch exported", func() bool { return s.count() == 3 })
+}
+
+// FlushWaiting is zero once every flush is done: a flush that finished is
+// not a collector that does not answer.
+func TestFlushWaitingZeroOnceDone(t *testing.T) {
+	p := newTestPipeline(t, &sink{}, nil)
+	sc := p.AddScope(otlpwire.Scope{})
+	p.Enqueue(sc, encoded("a"), false)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w := p.FlushWaiting(); w != 0 {
+		t.Errorf("FlushWaiting %v after the flush was done, want 0", w)
+	}
 }
