@@ -199,3 +199,40 @@ func TestWritingAgainCountsUnprotected(t *testing.T) {
 		t.Errorf("told %q, want %q", said.all(), want)
 	}
 }
+
+// Replay goes through the records the spool was given and no further:
+// asked for more than there are, it stops at the last, and counts none
+// missing that never came.
+func TestReplayStopsAtTheLastRecord(t *testing.T) {
+	s := openTest(t, t.TempDir(), nil)
+	defer s.Close(context.Background())
+	for i := range 3 {
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	req := new(otlpwire.Request)
+	req.Reset(otlpwire.Resource{}, []otlpwire.Scope{{}, {}}, 1<<20)
+	if n, missing := s.Replay(1, req, 10); n != 2 || missing != 0 || req.Len() != 2 {
+		t.Errorf("replay from 1 of 3 records: went through %d, %d missing, %d read; want 2, 0, 2", n, missing, req.Len())
+	}
+}
+
+// A file cut under the process faults when its records are read back:
+// they are counted missing, now and at every later call, so that the
+// pipeline settles them and goes on, rather than wait on them for good.
+func TestCutFileReadBackCountsMissing(t *testing.T) {
+	s := openTest(t, t.TempDir(), nil)
+	defer s.Close(context.Background())
+	for i := range 10 {
+		s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+	}
+	if err := os.Truncate(s.active.path, 0); err != nil {
+		t.Fatal(err)
+	}
+	for try := range 2 {
+		req := new(otlpwire.Request)
+		req.Reset(otlpwire.Resource{}, []otlpwire.Scope{{}, {}}, 1<<20)
+		if n, missing := s.Replay(0, req, 10); n != 10 || missing != 10 || req.Len() != 0 {
+			t.Errorf("read back %d: went through %d, %d missing, %d read; want 10, 10, 0", try+1, n, missing, req.Len())
+		}
+	}
+}
