@@ -101,3 +101,18 @@ func TestFlushWaitingZeroOnceDone(t *testing.T) {
 		t.Errorf("FlushWaiting %v after the flush was done, want 0", w)
 	}
 }
+
+// A record whose values were cut to fit a request is counted in Cut, and
+// in the other counts as any record is.
+func TestCutCounted(t *testing.T) {
+	p := newTestPipeline(t, &sink{}, nil)
+	sc := p.AddScope(otlpwire.Scope{})
+	p.Enqueue(sc, encoded("cut"), true)
+	p.Enqueue(sc, encoded("whole"), false)
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Counts(); c.Cut != 1 || c.Emitted != 2 || c.Exported != 2 {
+		t.Errorf("counts %+v: want 1 cut of 2 emitted, both exported", c)
+	}
+}
