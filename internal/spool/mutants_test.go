@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -234,5 +236,87 @@ func TestCutFileReadBackCountsMissing(t *testing.T) {
 		if n, missing := s.Replay(0, req, 10); n != 10 || missing != 10 || req.Len() != 0 {
 			t.Errorf("read back %d: went through %d, %d missing, %d read; want 10, 10, 0", try+1, n, missing, req.Len())
 		}
+	}
+}
+
+// A file that could not be made gives its place under the bound back:
+// once the disk takes files again, the spool comes back and holds as many
+// files as its bound, not fewer for each that failed.
+func TestFailedFilesGiveTheirPlaceBack(t *testing.T) {
+	defer func(d time.Duration) { retryInterval = d }(retryInterval)
+	retryInterval = 20 * time.Millisecond
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var failures atomic.Int32
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		if failures.Add(1) <= 2 {
+			return nil, syscall.ENOSPC
+		}
+		return old(dir, name, size, pid, created, res)
+	}
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, SegmentBytes: testSegment, MaxBytes: 4 * testSegment}
+	s, err := Open(cfg)
+	if err == nil {
+		t.Fatal("the first file was made: the test wants it to fail")
+	}
+	defer s.Close(context.Background())
+	s.AddScope(0, otlpwire.Scope{})
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Append(0, encoded("back")) != pipeline.Journaled {
+		if time.Now().After(deadline) {
+			t.Fatal("the spool did not come back once files could be made")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := 0; ; i++ {
+		v := s.Append(0, encoded(fmt.Sprintf("line %d", i)))
+		if v == pipeline.JournalFull {
+			break
+		}
+		if v != pipeline.Journaled {
+			time.Sleep(time.Millisecond) // the housekeeper makes the next
+		}
+	}
+	if n := len(segFiles(t, dir)); n != 4 {
+		t.Errorf("at the bound: %d files, want the 4 of MaxBytes", n)
+	}
+}
+
+// After a burst is settled the spool keeps two empty files ready, and
+// removes the others: an idle process holds little disk. In a steady run
+// the settled files are emptied and taken again, not new ones made.
+func TestSparesAfterABurstAndInASteadyRun(t *testing.T) {
+	old := makeFile
+	t.Cleanup(func() { makeFile = old })
+	var made atomic.Int32
+	makeFile = func(dir, name string, size, pid int, created int64, res []byte) (*segment, error) {
+		made.Add(1)
+		return old(dir, name, size, pid, created, res)
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	defer s.Close(context.Background())
+	written := 0
+	for len(s.segs) < 6 {
+		if v := s.Append(0, encoded(fmt.Sprintf("burst %d", written))); v != pipeline.Journaled {
+			t.Fatalf("record %d: verdict %d", written, v)
+		}
+		written++
+	}
+	spares := func() int { s.hmu.Lock(); defer s.hmu.Unlock(); return len(s.spares) }
+	waitFor(t, func() bool { return spares() > 0 })
+	s.Settle(written, false)
+	waitFor(t, func() bool { return len(segFiles(t, dir)) <= 1+maxSpares })
+	time.Sleep(50 * time.Millisecond) // a housekeeper that kept more would have by now
+	if n := len(segFiles(t, dir)); n != 1+maxSpares {
+		t.Errorf("%d files after the burst was settled, want the active one and %d spares", n, maxSpares)
+	}
+	before := made.Load()
+	fillAndSettle(t, s, 20)
+	// A housekeeper late at emptying a file (a starved CPU) may have the
+	// logging call make one now and then; not one a file.
+	if n := made.Load() - before; n > 3 {
+		t.Errorf("a steady run through 20 files made %d new ones, want them emptied and taken again", n)
 	}
 }
