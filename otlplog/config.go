@@ -11,23 +11,29 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/contrib/otelconf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/zaplens/zaplens/internal/declarative"
 	"github.com/zaplens/zaplens/internal/transport"
 )
 
 // The declarative configuration: a file named by OTEL_CONFIG_FILE, read
-// with otelconf's parser into its types, so that zaplens reads the very
-// file the program's other providers are built from (otelconf.NewSDK),
-// variable substitution included. Only its logger_provider and resource
-// sections concern zaplens; what they ask that zaplens's one pipeline
-// cannot be is refused with the path of the setting, rather than half
-// done.
+// with otelconf's parser, so that zaplens reads the very file the
+// program's other providers are built from (otelconf.NewSDK), variable
+// substitution included. The parser is registered by importing
+// otlplog/configfile (configFileImport), which copies what zaplens reads
+// into declarative's types: otelconf links the SDK's trace and metric
+// exporters, which a program that does not read the file should not pay
+// for. Only the logger_provider and resource sections concern zaplens;
+// what they ask that zaplens's one pipeline cannot be is refused with the
+// path of the setting, rather than half done.
 
 // configFileVar names the configuration file.
 const configFileVar = "OTEL_CONFIG_FILE"
+
+// configFileImport is the package that registers the file's parser.
+const configFileImport = "github.com/zaplens/zaplens/otlplog/configfile"
 
 // replacedByFile are the prefixes of the SDK's variables that the file
 // replaces: the declarative-configuration spec ignores them when a file
@@ -80,6 +86,12 @@ func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, erro
 	if path == "" {
 		return nil, nil
 	}
+	parse := declarative.Registered()
+	if parse == nil {
+		// The user asked for the file's configuration: the variables it
+		// replaces are not a fallback.
+		return nil, fmt.Errorf("%s=%s: no parser of the file is linked in: import _ %q", configFileVar, path, configFileImport)
+	}
 	if set := replacedVariables(); len(set) > 0 {
 		c.warnings = append(c.warnings, fmt.Sprintf("%s replaces %s: not read (the file may read a variable as ${NAME})",
 			configFileVar, strings.Join(set, ", ")))
@@ -88,7 +100,7 @@ func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", configFileVar, err)
 	}
-	cfg, err := otelconf.ParseYAML(b)
+	cfg, err := parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%s: %w", configFileVar, path, err)
 	}
@@ -99,8 +111,8 @@ func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, erro
 	return f, nil
 }
 
-func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *otelconf.OpenTelemetryConfiguration) error {
-	if cfg.Disabled != nil && *cfg.Disabled {
+func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *declarative.Config) error {
+	if cfg.Disabled {
 		f.disabled = true
 		return nil
 	}
@@ -122,7 +134,7 @@ func (f *fileConfig) apply(ctx context.Context, c *providerConfig, cfg *otelconf
 	return nil
 }
 
-func (f *fileConfig) applyProcessors(c *providerConfig, procs []otelconf.LogRecordProcessor) error {
+func (f *fileConfig) applyProcessors(c *providerConfig, procs []declarative.Processor) error {
 	switch {
 	case len(procs) == 0:
 		return errors.New("logger_provider.processors: none given; zaplens runs one batch processor")
@@ -132,7 +144,7 @@ func (f *fileConfig) applyProcessors(c *providerConfig, procs []otelconf.LogReco
 	p := procs[0]
 	const at = "logger_provider.processors[0]"
 	switch {
-	case p.Simple != nil:
+	case p.Simple:
 		return errors.New(at + ".simple: not supported; zaplens exports in batches off the logging call: use batch")
 	case p.Batch == nil:
 		return errors.New(at + ": no batch processor; zaplens runs one batch processor")
@@ -169,9 +181,9 @@ func fileMillis(s *setting[time.Duration], at string, ms *int) error {
 	return nil
 }
 
-func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogRecordExporter) error {
+func (f *fileConfig) applyExporter(c *providerConfig, at string, e declarative.Exporter) error {
 	n := 0
-	for _, set := range []bool{e.Console != nil, e.OTLPGrpc != nil, e.OTLPHttp != nil} {
+	for _, set := range []bool{e.Console, e.OTLPGrpc != nil, e.OTLPHttp != nil} {
 		if set {
 			n++
 		}
@@ -185,81 +197,60 @@ func (f *fileConfig) applyExporter(c *providerConfig, at string, e otelconf.LogR
 	if c.exporterName.set {
 		return nil // an option chose the exporter: the file's is not used
 	}
-	if e.Console != nil {
+	if e.Console {
 		c.exporterName.by(at+".console", "console")
 		return nil
 	}
 	if g := e.OTLPGrpc; g != nil {
 		at += ".otlp_grpc"
-		var t otlpFileTLS
-		if g.Tls != nil {
-			t = otlpFileTLS{ca: g.Tls.CaFile, cert: g.Tls.CertFile, key: g.Tls.KeyFile, insecure: g.Tls.Insecure}
-		}
-		return f.applyOTLP(c, at, string(transport.GRPC), otlpFile{g.Endpoint, g.Compression, g.Timeout, g.Headers, g.HeadersList, t})
+		return f.applyOTLP(c, at, string(transport.GRPC), g)
 	}
 	h := e.OTLPHttp
 	at += ".otlp_http"
-	if h.Encoding != nil && *h.Encoding != otelconf.OTLPHttpEncodingProtobuf {
-		return fmt.Errorf("%s.encoding: %q is not supported; use protobuf, which every collector accepts", at, string(*h.Encoding))
+	if h.Encoding != nil && *h.Encoding != "protobuf" {
+		return fmt.Errorf("%s.encoding: %q is not supported; use protobuf, which every collector accepts", at, *h.Encoding)
 	}
-	var t otlpFileTLS
-	if h.Tls != nil {
-		t = otlpFileTLS{ca: h.Tls.CaFile, cert: h.Tls.CertFile, key: h.Tls.KeyFile}
-	}
-	return f.applyOTLP(c, at, string(transport.HTTPProtobuf), otlpFile{h.Endpoint, h.Compression, h.Timeout, h.Headers, h.HeadersList, t})
-}
-
-// otlpFile is what the two OTLP exporters of the file have in common.
-type otlpFile struct {
-	endpoint, compression *string
-	timeout               *int
-	headers               []otelconf.NameStringValuePair
-	headersList           *string
-	tls                   otlpFileTLS
-}
-
-type otlpFileTLS struct {
-	ca, cert, key *string
-	insecure      *bool // gRPC only: plaintext to an endpoint without scheme
+	return f.applyOTLP(c, at, string(transport.HTTPProtobuf), h)
 }
 
 // applyOTLP takes the OTLP exporter at. Its headers are checked, as an
 // option's, by the protocol resolved (resolveHeaders).
-func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFile) error {
+func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declarative.OTLP) error {
 	c.exporterName.by(at, "otlp")
 	if !c.protocol.set {
 		c.protocol.by(at, protocol)
 	}
-	if o.endpoint != nil && !c.endpoint.set {
-		ep := strings.TrimSpace(*o.endpoint)
-		if o.tls.insecure != nil && *o.tls.insecure && !strings.Contains(ep, "://") {
-			ep = "http://" + ep // the file's insecure applies to an endpoint without scheme only
+	if o.Endpoint != nil && !c.endpoint.set {
+		ep := strings.TrimSpace(*o.Endpoint)
+		// The file's insecure (gRPC's only) applies to an endpoint without scheme only.
+		if o.TLS.Insecure != nil && *o.TLS.Insecure && !strings.Contains(ep, "://") {
+			ep = "http://" + ep
 		}
 		if _, err := transport.ParseEndpoint(ep, transport.Protocol(c.protocol.value), false); err != nil {
 			return fmt.Errorf("%s.endpoint: %w", at, err)
 		}
 		c.endpoint.by(at+".endpoint", ep)
 	}
-	if o.compression != nil && !c.compression.set {
-		switch *o.compression {
+	if o.Compression != nil && !c.compression.set {
+		switch *o.Compression {
 		case "gzip", "none":
-			c.compression.by(at+".compression", *o.compression)
+			c.compression.by(at+".compression", *o.Compression)
 		default:
-			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.compression)
+			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.Compression)
 		}
 	}
-	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.timeout); err != nil {
+	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.Timeout); err != nil {
 		return err
 	}
-	if (o.headers != nil || o.headersList != nil) && !c.headers.set {
-		h, err := fileHeaders(at, o.headers, o.headersList)
+	if (o.Headers != nil || o.HeadersList != nil) && !c.headers.set {
+		h, err := fileHeaders(at, o.Headers, o.HeadersList)
 		if err != nil {
 			return err
 		}
 		c.headers.by(at+".headers", h)
 	}
-	if !c.tlsConfig.set && (o.tls.ca != nil || o.tls.cert != nil || o.tls.key != nil) {
-		cfg, err := fileTLS(at+".tls", o.tls)
+	if t := o.TLS; !c.tlsConfig.set && (t.CAFile != nil || t.CertFile != nil || t.KeyFile != nil) {
+		cfg, err := fileTLS(at+".tls", t)
 		if err != nil {
 			return err
 		}
@@ -270,7 +261,7 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o otlpFil
 
 // fileHeaders is headers_list, then headers, which win, as otelconf takes
 // them; a header whose value is null is left out.
-func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string) (map[string]string, error) {
+func fileHeaders(at string, headers []declarative.Header, list *string) (map[string]string, error) {
 	h := map[string]string{}
 	if list != nil {
 		pairs, err := parsePairs(at+".headers_list", *list, headerValue)
@@ -290,25 +281,25 @@ func fileHeaders(at string, headers []otelconf.NameStringValuePair, list *string
 	return h, nil
 }
 
-func fileTLS(at string, t otlpFileTLS) (*tls.Config, error) {
+func fileTLS(at string, t declarative.TLS) (*tls.Config, error) {
 	var cfg tls.Config
-	if t.ca != nil {
-		pool, err := loadCertPool(*t.ca)
+	if t.CAFile != nil {
+		pool, err := loadCertPool(*t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s.ca_file: %w", at, err)
 		}
 		cfg.RootCAs = pool
 	}
 	switch {
-	case t.cert != nil && t.key != nil:
-		pair, err := loadKeyPair(*t.cert, *t.key)
+	case t.CertFile != nil && t.KeyFile != nil:
+		pair, err := loadKeyPair(*t.CertFile, *t.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s.cert_file and key_file: %w", at, err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
-	case t.cert != nil:
+	case t.CertFile != nil:
 		return nil, errors.New(at + ".key_file: missing; cert_file needs it")
-	case t.key != nil:
+	case t.KeyFile != nil:
 		return nil, errors.New(at + ".cert_file: missing; key_file needs it")
 	}
 	return &cfg, nil
@@ -316,7 +307,7 @@ func fileTLS(at string, t otlpFileTLS) (*tls.Config, error) {
 
 // applyLimits takes logger_provider.limits, or else the general
 // attribute_limits, as otelconf gives them to sdk/log.
-func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeLimits, l *otelconf.LogRecordLimits) {
+func (f *fileConfig) applyLimits(c *providerConfig, general, l *declarative.Limits) {
 	var count, length *int
 	countAt, lengthAt := "attribute_limits", "attribute_limits"
 	if general != nil {
@@ -341,7 +332,7 @@ func (f *fileConfig) applyLimits(c *providerConfig, general *otelconf.AttributeL
 // given resource (givenResource), read the one way that quotes no secret
 // and half-reads no bad value; so does the unknown_service fallback
 // (providerConfig.serviceFallback), which the SDK's default resource has.
-func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource, error) {
+func fileResource(ctx context.Context, r *declarative.Resource) (*resource.Resource, error) {
 	sdk, err := resource.New(ctx, resource.WithTelemetrySDK())
 	if err != nil || r == nil {
 		return sdk, err
@@ -365,8 +356,8 @@ func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource
 		attrs = append(attrs, kv)
 	}
 	schema := ""
-	if r.SchemaUrl != nil {
-		schema = *r.SchemaUrl
+	if r.SchemaURL != nil {
+		schema = *r.SchemaURL
 	}
 	return resource.New(ctx,
 		resource.WithAttributes(sdk.Attributes()...), // without its schema URL, which the file's replaces
@@ -377,7 +368,7 @@ func fileResource(ctx context.Context, r *otelconf.Resource) (*resource.Resource
 
 // fileAttribute converts a resource attribute of the file: its value as
 // otelconf converts it, and the arrays its type names as arrays.
-func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
+func fileAttribute(a declarative.Attribute) (attribute.KeyValue, error) {
 	vs, isArray := a.Value.([]any)
 	if !isArray {
 		switch v := a.Value.(type) {
@@ -392,18 +383,18 @@ func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
 		}
 		return attribute.String(a.Name, fmt.Sprint(a.Value)), nil
 	}
-	t := otelconf.AttributeTypeStringArray
-	if a.Type != nil {
-		t = *a.Type
+	t := a.Type
+	if t == "" {
+		t = "string_array"
 	}
 	switch t {
-	case otelconf.AttributeTypeBoolArray:
+	case "bool_array":
 		return arrayAttribute(a.Name, t, vs, attribute.BoolSlice)
-	case otelconf.AttributeTypeIntArray:
+	case "int_array":
 		return arrayAttribute(a.Name, t, vs, attribute.IntSlice)
-	case otelconf.AttributeTypeDoubleArray:
+	case "double_array":
 		return arrayAttribute(a.Name, t, vs, attribute.Float64Slice)
-	case otelconf.AttributeTypeStringArray:
+	case "string_array":
 		return arrayAttribute(a.Name, t, vs, attribute.StringSlice)
 	}
 	return attribute.KeyValue{}, fmt.Errorf("an array of type %s", t)
@@ -411,7 +402,7 @@ func fileAttribute(a otelconf.AttributeNameValue) (attribute.KeyValue, error) {
 
 // arrayAttribute is the file's array vs as the attribute kv makes of a
 // []T, or an error if an element is not a T.
-func arrayAttribute[T any](name string, t otelconf.AttributeType, vs []any, kv func(string, []T) attribute.KeyValue) (attribute.KeyValue, error) {
+func arrayAttribute[T any](name, t string, vs []any, kv func(string, []T) attribute.KeyValue) (attribute.KeyValue, error) {
 	out := make([]T, len(vs))
 	for i, v := range vs {
 		e, ok := v.(T)

@@ -2,6 +2,7 @@ package otlplog
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -9,11 +10,15 @@ import (
 
 	"go.opentelemetry.io/otel"
 
-	"go.opentelemetry.io/contrib/otelconf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/zaplens/zaplens/internal/declarative"
+	// The file's parser, as a program that reads OTEL_CONFIG_FILE links
+	// it: this package's tests read their files through it.
+	_ "github.com/zaplens/zaplens/otlplog/configfile"
 )
 
 // The kitchen-sink example's logger_provider and resource, with its gRPC
@@ -228,22 +233,22 @@ func TestConfigFileNoopAndConsole(t *testing.T) {
 // when it names none; an element of another type, or a type that is not
 // an array's, fails with the type.
 func TestFileAttributeArrays(t *testing.T) {
-	typed := func(name string, typ otelconf.AttributeType, vs ...any) otelconf.AttributeNameValue {
-		return otelconf.AttributeNameValue{Name: name, Value: vs, Type: &typ}
+	typed := func(name string, typ string, vs ...any) declarative.Attribute {
+		return declarative.Attribute{Name: name, Value: vs, Type: typ}
 	}
 	for _, tc := range []struct {
-		a    otelconf.AttributeNameValue
+		a    declarative.Attribute
 		want string // the attribute's type and value, or the error
 	}{
-		{typed("b", otelconf.AttributeTypeBoolArray, true, false), "BOOLSLICE [true,false]"},
-		{typed("i", otelconf.AttributeTypeIntArray, 1, 2), "INT64SLICE [1,2]"},
-		{typed("d", otelconf.AttributeTypeDoubleArray, 1.5), "FLOAT64SLICE [1.5]"},
-		{typed("s", otelconf.AttributeTypeStringArray, "x", "y"), `STRINGSLICE ["x","y"]`},
-		{typed("e", otelconf.AttributeTypeIntArray), "INT64SLICE []"},
-		{otelconf.AttributeNameValue{Name: "u", Value: []any{"x"}}, `STRINGSLICE ["x"]`},
-		{typed("m", otelconf.AttributeTypeIntArray, 1, "x"), "an element is not of type int_array"},
-		{typed("m", otelconf.AttributeTypeStringArray, "x", 1), "an element is not of type string_array"},
-		{typed("n", otelconf.AttributeTypeBool, true), "an array of type bool"},
+		{typed("b", "bool_array", true, false), "BOOLSLICE [true,false]"},
+		{typed("i", "int_array", 1, 2), "INT64SLICE [1,2]"},
+		{typed("d", "double_array", 1.5), "FLOAT64SLICE [1.5]"},
+		{typed("s", "string_array", "x", "y"), `STRINGSLICE ["x","y"]`},
+		{typed("e", "int_array"), "INT64SLICE []"},
+		{declarative.Attribute{Name: "u", Value: []any{"x"}}, `STRINGSLICE ["x"]`},
+		{typed("m", "int_array", 1, "x"), "an element is not of type int_array"},
+		{typed("m", "string_array", "x", 1), "an element is not of type string_array"},
+		{typed("n", "bool", true), "an array of type bool"},
 	} {
 		kv, err := fileAttribute(tc.a)
 		got := kv.Value.Type().String() + " " + kv.Value.String()
@@ -252,6 +257,52 @@ func TestFileAttributeArrays(t *testing.T) {
 		}
 		if got != tc.want || err == nil && string(kv.Key) != tc.a.Name {
 			t.Errorf("%s %v: got %s %s, want %s", tc.a.Name, tc.a.Value, kv.Key, got, tc.want)
+		}
+	}
+}
+
+// Without otlplog/configfile linked in, a set OTEL_CONFIG_FILE is an error
+// naming the import, and the provider sends nothing: the variables the
+// file replaces are no fallback, the user asked for the file.
+func TestConfigFileWithoutParser(t *testing.T) {
+	cleanEnv(t)
+	parse := declarative.Registered()
+	declarative.Register(nil)
+	t.Cleanup(func() { declarative.Register(parse) })
+	srv := startOTLPServer(t, "127.0.0.1:0", keepRecords())
+	t.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/logs-grpc.yaml")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+srv.Addr)
+	p, err := NewLoggerProvider(context.Background(), WithLossWriter(nil))
+	const want = `OTEL_CONFIG_FILE=testdata/otelconf/logs-grpc.yaml: no parser of the file is linked in: import _ "github.com/zaplens/zaplens/otlplog/configfile"`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want one with %q", err, want)
+	}
+	emit(p, 2)
+	if err := p.Shutdown(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if s := p.Stats(); s.Dropped != 2 {
+		t.Errorf("stats %v", s)
+	}
+	if n := len(srv.Resources()); n != 0 {
+		t.Errorf("%d resource logs sent to the variables' endpoint", n)
+	}
+}
+
+// The pipeline itself links no parser of the file: otelconf, and the
+// trace and metric exporters it brings, come with otlplog/configfile only.
+func TestPipelineLinksNoConfigParser(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dep := range strings.Lines(string(out)) {
+		if strings.HasPrefix(dep, "go.opentelemetry.io/contrib/otelconf") || strings.HasPrefix(dep, configFileImport) {
+			t.Errorf("otlplog imports %s", strings.TrimSpace(dep))
 		}
 	}
 }

@@ -4,7 +4,8 @@
 // [WithSpool]), and sends them over OTLP/gRPC or OTLP/HTTP, with every
 // record counted ([Stats]), losses told ([Loss], [DeliveryError]) and a
 // Shutdown that keeps its deadline. It reads the standard OTEL_*
-// variables.
+// variables, and the declarative configuration file OTEL_CONFIG_FILE names
+// in a program that imports [github.com/zaplens/zaplens/otlplog/configfile].
 //
 // Any OpenTelemetry logs bridge may emit to it; the zaplens bridge
 // (package github.com/zaplens/zaplens) hands it zap entries as OTLP bytes,

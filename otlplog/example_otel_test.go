@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/zaplens/zaplens/otlplog"
@@ -65,19 +64,4 @@ func ExampleWithRedactKeys() {
 	// Output:
 	// false false
 	// 2
-}
-
-// With OTEL_CONFIG_FILE naming a declarative configuration file, the
-// provider takes its logger_provider and resource sections; options still
-// win. What the file asks that zaplens cannot do is an error with the
-// setting's path.
-func ExampleNewLoggerProvider_configFile() {
-	ctx := context.Background()
-	os.Setenv("OTEL_CONFIG_FILE", "testdata/otelconf/simple.yaml")
-	defer os.Unsetenv("OTEL_CONFIG_FILE")
-	provider, err := otlplog.NewLoggerProvider(ctx, otlplog.WithLossWriter(nil))
-	fmt.Println(err)
-	_ = provider.Shutdown(ctx)
-	// Output:
-	// zaplens: no log records will be shipped: OTEL_CONFIG_FILE=testdata/otelconf/simple.yaml: logger_provider.processors[0].simple: not supported; zaplens exports in batches off the logging call: use batch
 }

@@ -57,7 +57,9 @@ var _ log.LoggerProvider = (*LoggerProvider)(nil)
 // sections are taken too, over the variables and under the options; what
 // it asks that zaplens cannot run (several processors, a simple one,
 // another exporter) is an error naming the setting's path in the file
-// (docs/opentelemetry.md).
+// (docs/opentelemetry.md). The file's parser is linked in by importing
+// [github.com/zaplens/zaplens/otlplog/configfile]; without it, a set
+// OTEL_CONFIG_FILE is an error naming that import.
 //
 // It never returns nil. When OTEL_SDK_DISABLED=true or
 // OTEL_LOGS_EXPORTER=none it returns a no-op provider and no error. A

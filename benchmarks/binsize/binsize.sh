@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '# %s %s/%s, commit %s\n' "$(go env GOVERSION)" "$(go env GOOS)" "$(go env GOARCH)" "$(git rev-parse --short HEAD)"
-printf '%-16s %12s %8s %8s %8s %6s\n' program bytes MB dotted nonstd grpc
+printf '%-20s %12s %8s %8s %8s %6s\n' program bytes MB dotted nonstd grpc
 for dir in */; do
 	p=${dir%/}
 	go build -o "$out/$p" "./$p"
@@ -22,5 +22,5 @@ for dir in */; do
 	pkgs=$(grep -c '\.' <<<"$deps" || true)
 	nonstd=$(go list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' "./$p" | grep -vc '/binsize/' || true)
 	grpc=$(grep -c '^google.golang.org/grpc' <<<"$deps" || true)
-	printf '%-16s %12d %8.1f %8d %8d %6d\n' "$p" "$bytes" "$(echo "$bytes/1000000" | bc -l)" "$pkgs" "$nonstd" "$grpc"
+	printf '%-20s %12d %8.1f %8d %8d %6d\n' "$p" "$bytes" "$(echo "$bytes/1000000" | bc -l)" "$pkgs" "$nonstd" "$grpc"
 done

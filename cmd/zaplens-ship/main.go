@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens/otlplog"
+	// OTEL_CONFIG_FILE, read as the programs whose spool this sends read it.
+	_ "github.com/zaplens/zaplens/otlplog/configfile"
 )
 
 func main() {

@@ -126,6 +126,23 @@ func TestShipKilledWritersSpool(t *testing.T) {
 	t.Logf("output:\n%s", got)
 }
 
+// zaplens-ship reads OTEL_CONFIG_FILE as the programs whose spool it sends
+// do: it links the file's parser, and a file it cannot run is told with the
+// setting's path.
+func TestReadsConfigFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "otel.yaml")
+	yaml := "file_format: \"1.0\"\nlogger_provider: {processors: [{simple: {exporter: {console: }}}]}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], t.TempDir())
+	cmd.Env = environ("ZAPLENS_SHIP_TEST=command", "OTEL_CONFIG_FILE="+file)
+	out, err := cmd.CombinedOutput()
+	if e, ok := err.(*exec.ExitError); !ok || e.ExitCode() != 1 || !strings.Contains(string(out), "logger_provider.processors[0].simple: not supported") {
+		t.Errorf("exit %v, output:\n%s", err, out)
+	}
+}
+
 // Bad usage exits 2.
 func TestUsage(t *testing.T) {
 	if code := run(nil); code != 2 {
