@@ -203,14 +203,23 @@ func link(ring, t *heldTrace) {
 
 // newTrace is an emptied trace, counted, or a new one.
 func (s *holdStore) newTrace() *heldTrace {
-	if n := len(s.free); n > 0 {
-		t := s.free[n-1]
-		s.free[n-1] = nil
-		s.free = s.free[:n-1]
+	if t := s.popFree(); t != nil {
 		return t // its room is counted already
 	}
 	t := &heldTrace{}
 	s.recharge(t)
+	return t
+}
+
+// popFree takes an emptied trace kept for reuse, nil if none.
+func (s *holdStore) popFree() *heldTrace {
+	n := len(s.free)
+	if n == 0 {
+		return nil
+	}
+	t := s.free[n-1]
+	s.free[n-1] = nil
+	s.free = s.free[:n-1]
 	return t
 }
 
@@ -243,10 +252,7 @@ func (s *holdStore) add(t *heldTrace, e heldEntry) {
 // eviction count, as a tomb), then the oldest tomb. It reports false when
 // there is nothing left to free.
 func (s *holdStore) shrink() bool {
-	if n := len(s.free); n > 0 {
-		t := s.free[n-1]
-		s.free[n-1] = nil
-		s.free = s.free[:n-1]
+	if t := s.popFree(); t != nil {
 		s.bytes -= t.charged
 		return true
 	}
@@ -322,7 +328,6 @@ func (s *holdStore) drop(t *heldTrace, reuse bool) {
 
 // heldShip is what take hands over for shipping.
 type heldShip struct {
-	t       *heldTrace
 	entries []heldEntry
 	arena   []byte
 	evicted int
@@ -342,7 +347,7 @@ func (s *holdStore) take(id trace.TraceID) (out heldShip, ok bool) {
 	if t.head == len(t.entries) && t.evicted == 0 {
 		return out, false
 	}
-	out = heldShip{t: t, entries: t.entries[t.head:], arena: t.arena, evicted: t.evicted}
+	out = heldShip{entries: t.entries[t.head:], arena: t.arena, evicted: t.evicted}
 	s.stats.Shipped += uint64(len(out.entries))
 	// The room goes with them; the trace counts none until it holds again.
 	t.entries, t.arena, t.head, t.arenaStart, t.live, t.records, t.evicted = nil, nil, 0, 0, 0, 0, 0
