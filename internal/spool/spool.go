@@ -247,6 +247,7 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 			seg.hasScope[scope] = true
 		}
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
+		storeUint64(seg.mem[offWritten:], seg.written+1) // after the frame: a death between counts one short, never one that is not there
 	})
 	if err != nil {
 		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
@@ -475,7 +476,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		seg := s.holding(i)
 		added := false
 		if seg != nil && !seg.unreadable {
-			if err := guardFault(func() { added = req.Add(seg.record(i - seg.first)) }); err != nil {
+			if err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) }); err != nil {
 				seg.unreadable = true
 				if !seg.faulted {
 					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
@@ -483,6 +484,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 			}
 		}
 		if seg != nil && seg.unreadable {
+			seg.lose(i - seg.first)
 			seg = nil
 		}
 		if seg == nil {
@@ -526,6 +528,16 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	}
 }
 
+// tellLost says, once a file, how many of its records were lost with it:
+// when its records' fates are all told, or at Close.
+func (s *Spool) tellLost(seg *segment) {
+	if seg.lost > 0 && !seg.lostTold {
+		seg.lostTold = true
+		s.say("zaplens: spool %s: %s failed under this process (%v): %d log records whose only copy it held are lost, counted as failed (Stats.SpoolLost)",
+			s.cfg.Dir, seg.path, seg.fault, seg.lost)
+	}
+}
+
 // faulted ends a file whose mapping faulted: nothing more goes in, and,
 // its fates all told, it is released as any other, so that the files
 // after it are too. The file keeps an older state: a later process sends
@@ -533,7 +545,7 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 // aside, until the next takes over; one in an older file leaves the active
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
-	seg.sealed, seg.faulted = true, true
+	seg.sealed, seg.faulted, seg.fault = true, true, err
 	if seg == s.active {
 		s.stepAside(err)
 		return
@@ -552,6 +564,7 @@ func (s *Spool) release() {
 		}
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
+		s.tellLost(seg)
 		if seg.kept > 0 {
 			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
@@ -601,6 +614,7 @@ func (s *Spool) Close(ctx context.Context) {
 	var kept uint64
 	for _, seg := range own {
 		kept += seg.left()
+		s.tellLost(seg)
 	}
 	s.kept.Store(kept)
 	s.hmu.Lock()
