@@ -1,15 +1,18 @@
 package spool
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zaplens/zaplens/internal/childproc"
 	"github.com/zaplens/zaplens/internal/pipeline"
@@ -28,20 +31,43 @@ const cutLines = 2000
 func cutLine(i int) string { return fmt.Sprintf("line %05d %s", i, strings.Repeat("x", 100)) }
 
 // TestCutChild is the child's side: a pipeline journaled by a spool on the
-// directory the parent gives, its collector down for good, which logs
-// cutLines records and waits for its SIGKILL.
+// directory the parent gives, its collector down for good, with a queue of
+// the bytes it gives, which logs lines as the parent says ("log N") until
+// its SIGKILL.
 func TestCutChild(t *testing.T) {
 	dir := os.Getenv(cutChildEnv)
 	if dir == "" {
 		t.Skip("a child of the cut tests")
 	}
+	queue, _ := strconv.Atoi(os.Getenv(cutChildEnv + "_QUEUE"))
+	lookInterval = 20 * time.Millisecond
 	o := &outage{up: make(chan struct{})}
-	p, _ := spooledPipelineIn(t, dir, o, 64<<10, func(l string) { fmt.Fprintln(os.Stderr, l) })
-	for i := range cutLines {
-		p.Enqueue(0, encoded(cutLine(i)), false)
+	p, _ := spooledPipelineIn(t, dir, o, queue, func(l string) { fmt.Fprintln(os.Stderr, l) })
+	sc := bufio.NewScanner(os.Stdin)
+	for i := 0; sc.Scan(); {
+		n, _ := strconv.Atoi(strings.TrimPrefix(sc.Text(), "log "))
+		for end := i + n; i < end; i++ {
+			p.Enqueue(0, encoded(cutLine(i)), false)
+		}
+		fmt.Println("logged")
 	}
-	fmt.Println("logged")
 	select {} // until SIGKILL
+}
+
+// cutChild starts a cut child on dir with a queue of queue bytes.
+func cutChild(t *testing.T, dir string, queue int) (*childproc.Proc, *lineSaid) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCutChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), cutChildEnv+"="+dir, fmt.Sprint(cutChildEnv, "_QUEUE=", queue))
+	stderr := &lineSaid{}
+	cmd.Stderr = stderr
+	return childproc.Start(t, cmd, func(problem string) string { return problem + "; stderr:\n" + stderr.all() }), stderr
+}
+
+// logged has c log n lines and waits until it has.
+func logged(c *childproc.Proc, n int) {
+	c.Send(fmt.Sprint("log ", n))
+	c.Expect("logged")
 }
 
 // cutOldest cuts the oldest spool file in dir to the page in its middle,
@@ -49,8 +75,8 @@ func TestCutChild(t *testing.T) {
 func cutOldest(t *testing.T, dir string) string {
 	t.Helper()
 	files := segFiles(t, dir)
-	if len(files) < 2 {
-		t.Fatalf("files %v: want several", files)
+	if len(files) == 0 {
+		t.Fatal("no spool file")
 	}
 	slices.Sort(files)
 	if err := os.Truncate(files[0], testSegment/2); err != nil {
@@ -94,20 +120,18 @@ func (l *lineSaid) all() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// A process killed after its oldest file was cut in the middle: the next
-// process finds fewer records in it than its header counts, and counts and
-// tells those as lost, the exact number that never arrives.
+// A process killed after its oldest file was cut in the middle, the queue
+// having spilled its records there: the next process finds fewer records
+// in it than its header counts, and counts and tells those as lost, the
+// exact number that never arrives. (Before the header's count, it said
+// only "1 torn or corrupt frames skipped": the fault harness's round 12 at
+// 0cdb92c, 22,795 lines lost untold.)
 func TestCutFileKilledLossTold(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCutChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), cutChildEnv+"="+dir)
-	stderr := &lineSaid{}
-	cmd.Stderr = stderr
-	c := childproc.Start(t, cmd, func(problem string) string { return problem + "; stderr:\n" + stderr.all() })
-	c.Expect("logged")
+	c, stderr := cutChild(t, dir, 64<<10)
+	logged(c, cutLines)
 	name := cutOldest(t, dir)
-	_ = c.Cmd.Process.Kill()
-	_ = c.Cmd.Wait()
+	c.Kill()
 
 	r := &received{}
 	said := &lineSaid{}
@@ -124,6 +148,38 @@ func TestCutFileKilledLossTold(t *testing.T) {
 		t.Errorf("said:\n%s\nwant a line with %q", said.all(), want)
 	}
 	t.Logf("%d of %d lost with the cut; the child said:\n%s", lost, cutLines, stderr.all())
+}
+
+// The records of a cut file that the queue still holds are journaled again
+// in the next file, so that a SIGKILL after the cut loses none of them:
+// the active file cut as the next record is written past the cut, and an
+// older file the housekeeper finds cut.
+func TestCutFileRecordsInMemoryJournaledAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		before, more int // lines logged before the cut, and after it
+	}{
+		{"active", 300, 300}, // one file, the active one: the next record faults
+		{"older", 600, 0},    // two files: the housekeeper finds the first cut
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c, stderr := cutChild(t, dir, 1<<20) // the queue holds every line
+			logged(c, tc.before)
+			cutOldest(t, dir)
+			if tc.more > 0 {
+				logged(c, tc.more)
+			}
+			waitFor(t, func() bool { return strings.Contains(stderr.all(), "was cut to") })
+			c.Kill()
+
+			r := &received{}
+			sh := shipAll(t, dir, r, true)
+			if got, want := distinct(r), tc.before+tc.more; got != want || sh.Counts().Lost != 0 {
+				t.Errorf("%d of %d lines arrived, %d counted lost (%+v); the child said:\n%s", got, want, sh.Counts().Lost, sh.Counts(), stderr.all())
+			}
+		})
+	}
 }
 
 // A live process whose oldest file was cut in the middle while the
@@ -153,12 +209,13 @@ func TestCutFileLiveLossTold(t *testing.T) {
 	if !slices.Contains(obs.FailedBy, pipeline.TypeCount{Type: pipeline.JournalLostType, N: uint64(lost)}) {
 		t.Errorf("failed by %+v: want %d of type %s", obs.FailedBy, lost, pipeline.JournalLostType)
 	}
-	waitFor(t, func() bool { return strings.Contains(said.all(), "are lost") })
+	const told = "whose only copy it held are lost"
+	waitFor(t, func() bool { return strings.Contains(said.all(), told) })
 	if want := fmt.Sprintf("%s failed under this process (", name); !strings.Contains(said.all(), want) ||
 		!strings.Contains(said.all(), fmt.Sprintf(": %d log records whose only copy it held are lost", lost)) {
 		t.Errorf("said:\n%s\nwant a line on %s with the %d lost", said.all(), name, lost)
 	}
-	if n := strings.Count(said.all(), "are lost"); n != 1 {
+	if n := strings.Count(said.all(), told); n != 1 {
 		t.Errorf("the loss told %d times, want once:\n%s", n, said.all())
 	}
 	ctx := context.Background()

@@ -67,6 +67,9 @@ type Spool struct {
 	scopes      [][]byte   // scope frames' payloads, by number
 	closed      bool
 
+	memory  pipeline.Memory // the queue, to journal again what a cut file held; nil: none
+	cutSeen atomic.Bool     // a file was found cut: see handleCuts
+
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
 	teller teller // tells Config.Say's lines, in order
@@ -198,6 +201,7 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 	if s.closed || scope < 0 || scope >= len(s.scopes) {
 		return pipeline.Unjournaled
 	}
+	s.handleCuts()
 	if s.broken.Load() && !s.resume() {
 		return pipeline.Unjournaled
 	}
@@ -218,6 +222,11 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		}
 	}
 	if !s.write(seg, scope, rec) {
+		if s.handleCuts(); s.active != nil && s.active != seg {
+			// The file was cut: the next took over, with the records
+			// the queue still held of it; this one goes there too.
+			return s.append(scope, rec)
+		}
 		return pipeline.Unjournaled
 	}
 	seg.written++
@@ -238,7 +247,16 @@ func (s *Spool) need(seg *segment, scope int, rec []byte) int {
 // A fault in the mapping (the disk failing under a file) makes the spool
 // step aside instead of killing the process.
 func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
-	err := guardFault(func() {
+	if err := s.put(seg, scope, rec); err != nil {
+		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
+		return false
+	}
+	return true
+}
+
+// put is write without the fault's handling.
+func (s *Spool) put(seg *segment, scope int, rec []byte) error {
+	return guardFault(func() {
 		if scope >= len(seg.hasScope) || !seg.hasScope[scope] {
 			seg.off = putFrame(seg.mem, seg.off, kindScope, s.scopes[scope])
 			for len(seg.hasScope) <= scope {
@@ -249,11 +267,6 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
 		storeUint64(seg.mem[offWritten:], seg.written+1) // after the frame: a death between counts one short, never one that is not there
 	})
-	if err != nil {
-		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
-		return false
-	}
-	return true
 }
 
 // rotate seals the active file and installs the next. It returns nil when
@@ -463,6 +476,7 @@ func (s *Spool) Settle(n int, keep bool) {
 		}
 	}
 	s.decided = to
+	s.handleCuts()
 	s.release()
 }
 
@@ -494,6 +508,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		}
 		n++
 	}
+	s.handleCuts()
 	return n, missing
 }
 
@@ -546,6 +561,9 @@ func (s *Spool) tellLost(seg *segment) {
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
 	seg.sealed, seg.faulted, seg.fault = true, true, err
+	if s.noteCut(seg) {
+		return // handleCuts's, once the call is done with the files
+	}
 	if seg == s.active {
 		s.stepAside(err)
 		return
@@ -708,6 +726,8 @@ func (s *Spool) housekeep() {
 		defer t.Stop()
 		syncTick = t.C
 	}
+	look := time.NewTicker(lookInterval)
+	defer look.Stop()
 	failed := false // making a file failed: wait for the retry tick
 	for {
 		s.reap()
@@ -722,6 +742,8 @@ func (s *Spool) housekeep() {
 			failed = false
 		case <-syncTick:
 			s.syncAll()
+		case <-look.C:
+			s.lookForCuts()
 		}
 	}
 }
