@@ -303,7 +303,7 @@ func (h *faultHarness) spoolSummary() string {
 			if c.page {
 				pages++
 			}
-			if strings.Contains(rd.stderr, "fault in the mapped file") {
+			if strings.Contains(rd.stderr, "fault in the mapped file") || strings.Contains(rd.stderr, "was cut to") {
 				told++
 			}
 		}
