@@ -152,10 +152,15 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 	}
 	seg.written = from - seg.first
 	_ = guardFault(func() { storeUint64(seg.mem[offWritten:], seg.written) })
-	if seg == s.active {
+	if seg == s.active && !failed {
 		s.active = r
 		s.segs = append(s.segs, r)
 	} else {
+		// Sealed: a file holds consecutive records, and the next record
+		// is not the one after its last. A rotation makes the next file.
+		if seg == s.active {
+			s.active = nil
+		}
 		r.sealed = true
 		at := 0
 		for at < len(s.segs) && s.segs[at] != seg {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
 )
 
@@ -223,5 +224,36 @@ func TestCutFileLiveLossTold(t *testing.T) {
 	p.CloseJournal(ctx)
 	if sh := shipAll(t, dir, &received{}, true); sh.Counts().Lost != 0 || sh.Counts().Found != 0 {
 		t.Errorf("a later process counts %+v in the files: counted twice", sh.Counts())
+	}
+}
+
+// At the bound, with no file to journal them again in, the records of a
+// cut file that the queue still holds stay there, counted unprotected, and
+// are delivered when the collector comes back: none is left to the cut
+// file, to be read back missing.
+func TestCutFileRecordsKeptInMemoryAtTheBound(t *testing.T) {
+	defer func(d time.Duration) { lookInterval = d }(lookInterval)
+	lookInterval = 10 * time.Millisecond
+	dir := t.TempDir()
+	o := &outage{up: make(chan struct{})}
+	said := &lineSaid{}
+	s := openTest(t, dir, func(c *Config) { c.MaxBytes, c.Say = 2*testSegment, said.say })
+	p := pipeline.New(pipeline.Config{MaxQueueBytes: 1 << 20, MaxBatchRecords: 50, MaxRequestBytes: 1 << 20,
+		ScheduleDelay: 10 * time.Millisecond, ExportTimeout: 5 * time.Second, Export: o.export, Journal: s,
+		Resource: s.cfg.Resource})
+	p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	const n = 600 // two files: the bound
+	for i := range n {
+		p.Enqueue(0, encoded(cutLine(i)), false)
+	}
+	cutOldest(t, dir)
+	waitFor(t, func() bool { return strings.Contains(said.all(), "was cut to") })
+	close(o.up)
+	waitFor(t, func() bool { return p.Counts().Queued == 0 })
+	ctx := context.Background()
+	_ = p.Shutdown(ctx)
+	p.CloseJournal(ctx)
+	if c, got := p.Counts(), distinct(&o.received); got != n || c.Failed != 0 || c.Unprotected == 0 {
+		t.Errorf("%d of %d arrived; counts %+v: want all, those of the cut file in memory unprotected; said:\n%s", got, n, c, said.all())
 	}
 }
