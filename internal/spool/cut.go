@@ -1,7 +1,6 @@
 package spool
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"syscall"
@@ -78,8 +77,9 @@ func (s *Spool) handleCuts() {
 
 // cut ends a file cut under the process: nothing more goes in; its records
 // the queue still holds are journaled again in the next file, which takes
-// its place when it was the active one; and it is released as any other
-// once every fate is told, the count of what it lost told then.
+// its place when it was the active one (else the next record rotates to a
+// file); and it is released as any other once every fate is told, the
+// count of what it lost told then, and removed, never taken again.
 func (s *Spool) cut(seg *segment) {
 	seg.cutDone = true
 	size := seg.cutSize()
@@ -108,7 +108,7 @@ func (s *Spool) cut(seg *segment) {
 	}
 	s.say("%s", line)
 	if active && s.active == seg {
-		s.stepAside(errors.New("its active file was cut under it (said above)"))
+		s.active = nil // the next record rotates to the next file: no need to step aside
 	}
 }
 

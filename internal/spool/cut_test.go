@@ -257,3 +257,34 @@ func TestCutFileRecordsKeptInMemoryAtTheBound(t *testing.T) {
 		t.Errorf("%d of %d arrived; counts %+v: want all, those of the cut file in memory unprotected; said:\n%s", got, n, c, said.all())
 	}
 }
+
+// A file cut under the process is never taken again once its records are
+// settled: emptied and renamed, it would fault again past the cut as the
+// active file, and the cut be told again (twice in a run of the fault
+// harness at 9fe867d, "stepped aside" and "writing again" each printed
+// twice). Nor does the spool step aside for a cut: the next file takes
+// over.
+func TestCutFileNeverTakenAgain(t *testing.T) {
+	said := &lineSaid{}
+	s := openTest(t, t.TempDir(), func(c *Config) { c.MaxBytes, c.Say = 4*testSegment, said.say })
+	defer s.Close(context.Background())
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	first := s.active
+	n := 0
+	for ; n < 50; n++ {
+		s.Append(0, encoded(cutLine(n)))
+	}
+	if err := os.Truncate(first.path, testSegment/2); err != nil {
+		t.Fatal(err)
+	}
+	for ; s.active == first || s.active == nil; n++ { // the write past the cut faults
+		if v := s.Append(0, encoded(cutLine(n))); v != pipeline.Journaled {
+			t.Fatalf("record %d: verdict %d", n, v)
+		}
+	}
+	s.Settle(n, false)
+	fillAndSettle(t, s, 12) // three times the bound
+	if c := strings.Count(said.all(), "was cut to"); c != 1 || strings.Contains(said.all(), "stepped aside") {
+		t.Errorf("the cut told %d times, want once, and no stepping aside:\n%s", c, said.all())
+	}
+}

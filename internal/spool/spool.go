@@ -222,9 +222,9 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		}
 	}
 	if !s.write(seg, scope, rec) {
-		if s.handleCuts(); s.active != nil && s.active != seg {
+		if s.handleCuts(); s.active != seg {
 			// The file was cut: the next took over, with the records
-			// the queue still held of it; this one goes there too.
+			// the queue still held of it, or the next is taken now.
 			return s.append(scope, rec)
 		}
 		return pipeline.Unjournaled
@@ -378,15 +378,20 @@ func (s *Spool) evict() *segment {
 // removes the file: it alone unmaps files while the spool runs, since it
 // syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
-	if s.empty(seg) {
+	if !seg.faulted && s.empty(seg) {
 		return seg
 	}
+	s.doom(seg)
+	return nil
+}
+
+// doom hands seg to the housekeeper to remove.
+func (s *Spool) doom(seg *segment) {
 	s.hmu.Lock()
 	s.doomed = append(s.doomed, seg)
 	s.coming++
 	s.hmu.Unlock()
 	s.kick()
-	return nil
 }
 
 // empty makes a file whose records need no sending new and empty, under
@@ -583,6 +588,10 @@ func (s *Spool) release() {
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
 		s.tellLost(seg)
+		if seg.faulted && seg.kept == 0 {
+			s.doom(seg) // its mapping faulted: a file cut in its middle would fault again, taken anew
+			continue
+		}
 		if seg.kept > 0 {
 			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
