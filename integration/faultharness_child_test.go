@@ -79,12 +79,13 @@ type faultSnapshot struct {
 func (s *faultSnapshot) words() []uint64 {
 	st := s.Stats
 	return []uint64{uint64(s.At.UnixNano()), st.Emitted, st.Exported, st.Dropped, st.Failed, st.Queued, st.Cut,
-		st.Unprotected, st.Kept, st.Recovered, st.RecoveredExported, st.RecoveredFailed, st.Torn}
+		st.Unprotected, st.Kept, st.Recovered, st.RecoveredExported, st.RecoveredFailed, st.Torn, st.SpoolLost, st.RecoveredLost}
 }
 
 func snapshotFrom(w []uint64) faultSnapshot {
 	return faultSnapshot{At: time.Unix(0, int64(w[0])), Stats: otlplog.Stats{Emitted: w[1], Exported: w[2], Dropped: w[3], Failed: w[4],
-		Queued: w[5], Cut: w[6], Unprotected: w[7], Kept: w[8], Recovered: w[9], RecoveredExported: w[10], RecoveredFailed: w[11], Torn: w[12]}}
+		Queued: w[5], Cut: w[6], Unprotected: w[7], Kept: w[8], Recovered: w[9], RecoveredExported: w[10], RecoveredFailed: w[11], Torn: w[12],
+		SpoolLost: w[13], RecoveredLost: w[14]}}
 }
 
 // faultProgress is what the parent reads from a dead child's file.

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,14 +37,15 @@ type faultCut struct {
 	page  bool          // cut in the middle, to a page: the pages after it unreadable, as a disk's I/O error makes them
 	done  chan struct{}
 	what  string // what was cut, for the round's description
+	name  string // the file cut
 }
 
 // planCut draws a cut for round i of the long mode, one round in eight,
 // none CPU-starved: before the round's healthy tail, with the kill moved
-// 2s into that tail, so that whatever the cut file held that was not yet
-// settled, still in the child's queue, is delivered before the kill. (At a
-// kill, records whose copy on disk was cut are lost with it: a fault of
-// the disk, which the harness does not count against the spool.)
+// 2s into that tail. The records whose only copy was on the pages cut off
+// (the queue spills whole to the spool) are lost for anyone: the harness
+// lets those go only as far as the children told them lost (see cutTold),
+// and fails any loss untold.
 func (h *faultHarness) planCut(i int, phases []faultPhase, killAt *time.Duration) *faultCut {
 	if !h.mode.long || !h.mode.cuts || i%8 != 4 {
 		return nil
@@ -88,6 +90,44 @@ func (h *faultHarness) cut(c *faultCut, pid int) {
 		return
 	}
 	c.what = fmt.Sprintf("spool file %s of %d bytes %s", mine[0], fi.Size(), how)
+	c.name = mine[0]
+}
+
+// cutTold is how many lines the children told lost with round rd's cut
+// file: its own child, those it read back missing (Stats.SpoolLost, or
+// the line it says once the file's records are all settled, whichever came
+// later); the children after it, those the file's header counts but it no
+// longer held, each telling the same count as it takes the file again
+// (the most is taken). more is the stderr of a child still running.
+func (h *faultHarness) cutTold(rd *faultRound, more ...string) int {
+	c := rd.cut
+	if c == nil || c.name == "" {
+		return 0
+	}
+	name := regexp.QuoteMeta(c.name)
+	own := toldLost(rd.stderr, name+` failed under this process .*?: (\d+) log records whose only copy it held are lost`)
+	if s := rd.progress.Snap; s != nil {
+		own = max(own, int(s.SpoolLost))
+	}
+	later := 0
+	for _, r := range h.rounds[rd.i+1:] {
+		more = append(more, r.stderr)
+	}
+	for _, stderr := range more {
+		later = max(later, toldLost(stderr, name+` is cut short \(\d+ bytes of \d+\): (\d+) log records`))
+	}
+	return own + later
+}
+
+// toldLost is the largest count the lines of stderr matching pattern
+// tell, in its one group.
+func toldLost(stderr, pattern string) int {
+	most := 0
+	for _, m := range regexp.MustCompile(pattern).FindAllStringSubmatch(stderr, -1) {
+		n, _ := strconv.Atoi(m[1])
+		most = max(most, n)
+	}
+	return most
 }
 
 // faultStages are the spool's stages after the final child, each a child
@@ -265,13 +305,14 @@ func (h *faultHarness) spoolSummary() string {
 			if c.page {
 				pages++
 			}
-			if strings.Contains(rd.stderr, "fault in the mapped file") {
+			if strings.Contains(rd.stderr, "fault in the mapped file") || strings.Contains(rd.stderr, "was cut to") {
 				told++
 			}
 		}
 	}
 	if h.mode.cuts && h.mode.long {
-		cutNote = fmt.Sprintf("%d spool files cut under a live child (%d in the middle, the pages after unreadable), %d faults told by the child", cuts, pages, told)
+		cutNote = fmt.Sprintf("%d spool files cut under a live child (%d in the middle, the pages after unreadable), %d faults told by the child, %d lines lost with them and told",
+			cuts, pages, told, h.cutLost)
 	}
 	return fmt.Sprintf("%s; a Shutdown(1s) against a hung collector kept %d, a ShipSpool in the same process then sent %d; unsafe spool directories refused: %s",
 		cutNote, h.stages.hungKept, h.stages.hungShipped, strings.Join(h.stages.unsafe, ", "))

@@ -19,6 +19,10 @@ type Loss struct {
 	Err      error         // the latest export error, if any; never holds header values
 	ErrAt    time.Time     // when Err happened
 	Final    bool          // the report made at Shutdown, with lifetime totals
+
+	// SpoolLost is the part of Failed lost with a spool file cut or
+	// failing under the process, in the interval.
+	SpoolLost uint64
 }
 
 // String is the report's one line, as written to stderr by default. The
@@ -31,8 +35,18 @@ func (l Loss) String() string {
 	if l.Final {
 		return tally(l.Totals)
 	}
-	return fmt.Sprintf("zaplens: %s lost in the last %s (%d dropped because the queue was full, %d failed to export); lifetime totals: %s%s",
-		logRecords(l.Dropped+l.Failed), l.Interval.Round(time.Millisecond), l.Dropped, l.Failed, l.Totals, lastError(l.Err, l.ErrAt))
+	return fmt.Sprintf("zaplens: %s lost in the last %s (%d dropped because the queue was full, %s); lifetime totals: %s%s",
+		logRecords(l.Dropped+l.Failed), l.Interval.Round(time.Millisecond), l.Dropped, failedWhy(l.Failed, l.SpoolLost), l.Totals, lastError(l.Err, l.ErrAt))
+}
+
+// failedWhy says why failed records failed: an export, or a spool file
+// that held their only copy.
+func failedWhy(failed, spoolLost uint64) string {
+	why := fmt.Sprintf("%d failed to export", failed-spoolLost)
+	if spoolLost > 0 {
+		why += fmt.Sprintf(", %d lost with a spool file cut or failing under the process", spoolLost)
+	}
+	return why
 }
 
 // tally says how many records were not delivered over the provider's life
@@ -43,7 +57,7 @@ func tally(s Stats) string {
 		why = append(why, fmt.Sprintf("%d dropped because the queue was full", s.Dropped))
 	}
 	if s.Failed > 0 {
-		why = append(why, fmt.Sprintf("%d failed to export", s.Failed))
+		why = append(why, failedWhy(s.Failed, s.SpoolLost))
 	}
 	if s.Queued > 0 {
 		why = append(why, fmt.Sprintf("%d still queued at shutdown", s.Queued))
@@ -219,6 +233,7 @@ func (r *reporter) tick() {
 		Totals:   now,
 	}
 	l.ErrAt, l.Err = r.p.pipe.LastFailure()
+	l.SpoolLost = now.SpoolLost - r.last.SpoolLost
 	if n := now.Unprotected - r.last.Unprotected; n > 0 {
 		// The spool said why when it happened; this says how many, while
 		// it lasts.
@@ -262,13 +277,14 @@ func (r *reporter) reportFinal() {
 		return
 	}
 	r.safeReport(Loss{
-		Interval: time.Since(r.lastAt),
-		Dropped:  de.Stats.Dropped - r.last.Dropped,
-		Failed:   de.Stats.Failed - r.last.Failed,
-		Totals:   de.Stats,
-		Err:      de.Err,
-		ErrAt:    de.ErrAt,
-		Final:    true,
+		Interval:  time.Since(r.lastAt),
+		Dropped:   de.Stats.Dropped - r.last.Dropped,
+		Failed:    de.Stats.Failed - r.last.Failed,
+		SpoolLost: de.Stats.SpoolLost - r.last.SpoolLost,
+		Totals:    de.Stats,
+		Err:       de.Err,
+		ErrAt:     de.ErrAt,
+		Final:     true,
 	})
 }
 

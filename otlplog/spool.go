@@ -140,7 +140,7 @@ func (p *LoggerProvider) spoolStats(s *Stats) {
 	}
 	if p.shipper != nil {
 		sc := p.shipper.Counts()
-		s.Recovered, s.RecoveredExported, s.RecoveredFailed, s.Torn = sc.Found, sc.Exported, sc.Rejected, sc.Torn
+		s.Recovered, s.RecoveredExported, s.RecoveredFailed, s.Torn, s.RecoveredLost = sc.Found, sc.Exported, sc.Rejected, sc.Torn, sc.Lost
 	}
 }
 
@@ -165,6 +165,7 @@ type ShipStats struct {
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Left      uint64 // of those, still in their files: the collector did not take them
 	Torn      uint64 // torn or corrupt frames skipped
+	Lost      uint64 // records files cut short under their writer counted but no longer held: not in Found
 	Unread    int    // files left as they are: of a newer format, or failing to read
 }
 
@@ -174,6 +175,9 @@ func (s ShipStats) String() string {
 		s.Found, spool.Plural(s.Files, "file", "files"), spool.Plural(s.Processes, "process", "processes"), s.Exported, s.Rejected, s.Left)
 	if s.Torn > 0 {
 		line += fmt.Sprintf("; %d torn or corrupt frames skipped", s.Torn)
+	}
+	if s.Lost > 0 {
+		line += fmt.Sprintf("; %d lost with files cut short", s.Lost)
 	}
 	if s.Unread > 0 {
 		line += fmt.Sprintf("; %s left unread", spool.Plural(s.Unread, "file", "files"))
@@ -220,7 +224,7 @@ func ShipSpool(ctx context.Context, dir string, opts ...Option) (ShipStats, erro
 	_ = p.Shutdown(sctx)
 	sc := p.shipper.Counts()
 	s := ShipStats{Processes: int(sc.Processes), Files: int(sc.Files), Found: sc.Found,
-		Exported: sc.Exported, Rejected: sc.Rejected, Left: sc.Left(), Torn: sc.Torn, Unread: int(sc.Unread)}
+		Exported: sc.Exported, Rejected: sc.Rejected, Left: sc.Left(), Torn: sc.Torn, Lost: sc.Lost, Unread: int(sc.Unread)}
 	var errs []error
 	switch err := p.shipper.Err(); {
 	case s.Files == 0 && err != nil:

@@ -56,6 +56,14 @@ type Stats struct {
 	// Torn is the frames of those files skipped as torn (a write cut short
 	// by the process's death) or corrupt.
 	Torn uint64
+	// SpoolLost is the records of Failed whose only copy was in a spool
+	// file that was cut or failed under the process: the queue had left
+	// them to it, and no one can send them any more.
+	SpoolLost uint64
+	// RecoveredLost is the records the spool files of processes that
+	// ended counted but no longer held: files cut short under their
+	// writer. They are not in Recovered.
+	RecoveredLost uint64
 }
 
 // Lost is the records that will never be delivered: Dropped + Failed.
@@ -71,5 +79,5 @@ func (s Stats) String() string {
 // that they add up at every moment.
 func statsOf(c pipeline.Counts) Stats {
 	return Stats{Emitted: c.Emitted, Exported: c.Exported, Dropped: c.Dropped, Failed: c.Failed, Queued: c.Queued, Cut: c.Cut,
-		Unprotected: c.Unprotected}
+		Unprotected: c.Unprotected, SpoolLost: c.JournalLost}
 }

@@ -11,4 +11,5 @@ type Counts struct {
 	Cut      uint64 // values cut to fit a request; counted in the others too
 
 	Unprotected uint64 // accepted without the journal's copy: it stepped aside
+	JournalLost uint64 // of Failed: records whose only copy, the journal's, was lost (its file cut or failing under the process)
 }

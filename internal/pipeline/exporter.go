@@ -104,7 +104,10 @@ func (p *Pipeline) exportSpilled(b *batcher, final bool) bool {
 	}
 	body, err := copyOut(&b.req) // the journal's files are read in place
 	if err != nil {
-		return p.settle(from, n, n, 0, err, final) // none could be read: failed, kept in their files
+		// None could be read (a file cut since Replay): as an export no
+		// collector answered, they are read back again, and those the
+		// cut took are then counted missing.
+		return p.settle(from, n, missing, sent, err, final)
 	}
 	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, sent, final)
 	return p.settle(from, n, missing, rejected, err, final)
@@ -131,7 +134,9 @@ func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, fina
 	}
 	p.counts.Exported += uint64(sent - rejected)
 	p.counts.Failed += uint64(rejected + missing)
-	p.obs.fail(err, rejected+missing)
+	p.counts.JournalLost += uint64(missing)
+	p.obs.fail(err, rejected)
+	p.obs.fail(errJournalLost, missing)
 	if p.journal != nil {
 		p.journal.Settle(n, Unanswered(err, rejected, sent))
 	}
@@ -140,6 +145,22 @@ func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, fina
 	p.room.broadcast()
 	return true
 }
+
+// JournalLostType is the error type of the records failed because the
+// journal lost their only copy.
+const JournalLostType = "spool_lost"
+
+// errJournalLost fails the records the journal lost: not an export's
+// failure, whatever the last export's error was.
+var errJournalLost = journalLostError{}
+
+type journalLostError struct{}
+
+func (journalLostError) Error() string {
+	return "the journal lost their only copy: its file was cut or failed under the process"
+}
+
+func (journalLostError) ErrorType() string { return JournalLostType }
 
 // take moves the exporter on by n records.
 func (p *Pipeline) take(n int) {

@@ -86,6 +86,9 @@ func New(cfg Config) *Pipeline {
 	if cfg.Journal != nil {
 		p.memBytes = min(cfg.MaxQueueBytes, spillBytes(cfg.MaxRequestBytes))
 	}
+	if u, ok := cfg.Journal.(MemoryUser); ok {
+		u.UseMemory(memory{p})
+	}
 	go p.run()
 	return p
 }

@@ -34,6 +34,11 @@ import (
 // later process (no collector answered for it); the records settled after
 // it carry the mark in their frames, set by one aligned store.
 //
+// The written count lets a later process tell a file cut short under its
+// writer (truncated, or failing past a page) from one whose writer died:
+// it finds fewer records than the header counts, and the others, unsettled,
+// are lost with the pages they were on.
+//
 // A record's payload is a LogRecord's content as the pipeline encodes it.
 // The first frame is the resource (kindResource: uint32 length, field,
 // schema URL); a scope (kindScope: uint32 number, uint32 length, field,
@@ -52,6 +57,7 @@ const (
 	offSize    = 24
 	offPID     = 32
 	offCreated = 40
+	offWritten = 48
 
 	kindResource = 0xFFFFFFFF
 	kindScope    = 0xFFFFFFFE
@@ -103,6 +109,7 @@ func putHeader(mem []byte, size, pid int, created int64) {
 	order.PutUint64(mem[offSize:], uint64(size))
 	order.PutUint32(mem[offPID:], uint32(pid))
 	order.PutUint64(mem[offCreated:], uint64(created))
+	order.PutUint64(mem[offWritten:], 0)
 }
 
 // resourcePayload is the payload of a resource frame.
@@ -173,6 +180,18 @@ type contents struct {
 	records []frame           // every sound record frame, the settled ones included (with a nil payload), when kept
 	unsent  uint64            // sound records past the settled ones
 	torn    int               // torn or corrupt frames, and junk after the last frame
+	found   uint64            // sound record frames, settled or not
+	written uint64            // records the header counts put in the file; 0: unknown
+	size    int               // the file's size as made
+}
+
+// lost is the records the header counts that are neither found nor
+// settled: those on pages cut off the file, or in frames corrupted.
+// Settled records past the cut that carried their own mark (after a kept
+// one) cannot be told from unsettled ones: the count is an upper bound
+// then.
+func (c *contents) lost() uint64 {
+	return c.written - min(c.written, max(c.found, c.settled))
 }
 
 // place is the number in c.scopes of the scope the file numbers k; a scope
@@ -216,6 +235,10 @@ func parse(b []byte, keep bool) (*contents, error) {
 	c := &contents{
 		settled: order.Uint64(b[offSettled:]),
 		places:  map[uint32]uint32{},
+		size:    size,
+	}
+	if start >= offWritten+8 {
+		c.written = order.Uint64(b[offWritten:])
 	}
 	end := len(b)
 	if size >= start && size < end {
@@ -225,12 +248,11 @@ func parse(b []byte, keep bool) (*contents, error) {
 		}
 		end = size
 	}
-	var met uint64 // sound record frames
 	record := func(f frame) {
-		if met >= c.settled && f.payload != nil {
+		if c.found >= c.settled && f.payload != nil {
 			c.unsent++
 		}
-		met++
+		c.found++
 		if keep {
 			c.records = append(c.records, f)
 		}

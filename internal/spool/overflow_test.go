@@ -36,7 +36,14 @@ func (o *outage) export(ctx context.Context, body []byte, n int, final bool) (in
 func spooledPipeline(t *testing.T, o *outage, queueBytes int) (*pipeline.Pipeline, *Spool, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s := openTest(t, dir, nil)
+	p, s := spooledPipelineIn(t, dir, o, queueBytes, nil)
+	return p, s, dir
+}
+
+// spooledPipelineIn is spooledPipeline on dir, its spool's lines told to say.
+func spooledPipelineIn(t *testing.T, dir string, o *outage, queueBytes int, say func(string)) (*pipeline.Pipeline, *Spool) {
+	t.Helper()
+	s := openTest(t, dir, func(c *Config) { c.Say = say })
 	p := pipeline.New(pipeline.Config{MaxQueueBytes: queueBytes, MaxBatchRecords: 50, MaxRequestBytes: 1 << 20,
 		ScheduleDelay: 10 * time.Millisecond, ExportTimeout: 5 * time.Second, Export: o.export, Journal: s,
 		Resource: s.cfg.Resource})
@@ -48,7 +55,7 @@ func spooledPipeline(t *testing.T, o *outage, queueBytes int) (*pipeline.Pipelin
 		_ = p.Shutdown(ctx)
 		p.CloseJournal(ctx)
 	})
-	return p, s, dir
+	return p, s
 }
 
 // checkOnceInOrder fails unless o received want records, "line %05d" from

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -19,18 +20,25 @@ type segment struct {
 	fd   int
 	mem  []byte
 
-	off        int    // where the next frame goes
-	first      uint64 // the spool's number of its first record
-	written    uint64 // records in it
-	decided    uint64 // of those, the oldest so many had their fate told
-	kept       uint64 // of those, kept for a later process: no collector answered
-	marker     walk   // where marking got to: see recordAt
-	reader     walk   // where reading back got to: see Spool.Replay
-	sealed     bool   // full: no record goes in any more
-	faulted    bool   // its mapping faulted while settling: not touched again
-	unreadable bool   // reading it back faulted: its records are not read again
-	touched    bool   // every page was written through the mapping since it was made or cooled
-	hasScope   []bool // scopes whose frame it holds
+	off        int         // where the next frame goes
+	first      uint64      // the spool's number of its first record
+	written    uint64      // records in it
+	decided    uint64      // of those, the oldest so many had their fate told
+	kept       uint64      // of those, kept for a later process: no collector answered
+	marker     walk        // where marking got to: see recordAt
+	reader     walk        // where reading back got to: see Spool.Replay
+	sealed     bool        // full: no record goes in any more
+	faulted    bool        // its mapping faulted while settling: not touched again
+	fault      error       // what faulted
+	unreadable bool        // reading it back faulted: its records are not read again
+	lost       uint64      // records found unreadable when read back: their only copy was here
+	lostTo     uint64      // 1 + the number in it of the latest counted in lost: a record read back again is not counted again
+	lostTold   bool        // lost was told
+	last       byte        // see readBack
+	cutSeen    atomic.Bool // its file was found cut: see Spool.handleCuts
+	cutDone    bool        // handled
+	touched    bool        // every page was written through the mapping since it was made or cooled
+	hasScope   []bool      // scopes whose frame it holds
 }
 
 // segName names the seq-th segment of the process with prefix
@@ -231,6 +239,25 @@ func (seg *segment) record(i uint64) (scope int, payload []byte) {
 	return int(order.Uint32(seg.mem[off+8:])), seg.mem[off+frameHead : off+frameHead+frameLen(seg.mem, off)]
 }
 
+// readBack is record, its payload's last byte read: a page past a cut
+// faults here, where the record is counted lost, not when the request's
+// body is copied out, which would fail the records with it.
+func (seg *segment) readBack(i uint64) (scope int, payload []byte) {
+	scope, payload = seg.record(i)
+	if len(payload) > 0 {
+		seg.last = payload[len(payload)-1] // a load, which a blank read is not
+	}
+	return scope, payload
+}
+
+// lose counts the i-th record lost, once.
+func (seg *segment) lose(i uint64) {
+	if i >= seg.lostTo {
+		seg.lost++
+		seg.lostTo = i + 1
+	}
+}
+
 // cool lets a full file's pages go from the process's memory: through an
 // outage the spool holds far more than the queue, and its mapped pages
 // count in the process's resident memory. They stay in the page cache,
@@ -271,6 +298,8 @@ func (seg *segment) clear() error {
 // error here.
 func (seg *segment) prepare(size, pid int, created int64, resource []byte) error {
 	seg.first, seg.written, seg.decided, seg.kept, seg.sealed, seg.unreadable = 0, 0, 0, 0, false, false
+	seg.lost, seg.lostTo, seg.lostTold, seg.cutDone = 0, 0, false, false
+	seg.cutSeen.Store(false)
 	clear(seg.hasScope)
 	seg.marker = walk{off: headerSize} // its own records: see recordAt
 	seg.reader = seg.marker

@@ -45,6 +45,7 @@ type ShipCounts struct {
 	Exported  uint64 // of those, acknowledged by the collector
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Torn      uint64 // torn or corrupt frames skipped, and files not readable as spool files
+	Lost      uint64 // records a file's header counts that are neither found nor settled: it was cut short under its writer
 	Unread    uint64 // files left as they are: of a newer format, or failing to read
 }
 
@@ -259,7 +260,7 @@ func lockFile(path string) (int, bool) {
 // error, rather than leave them to the sending: one that could be read
 // there would send records the count never found.
 func (sh *Shipper) count(orphans []orphan) []orphan {
-	var found, torn uint64
+	var found, torn, lost uint64
 	procs := map[string]bool{}
 	readable := orphans[:0]
 	for _, o := range orphans {
@@ -274,6 +275,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 		default:
 			found += c.unsent
 			torn += uint64(c.torn)
+			lost += sh.tellLost(&o, c)
 		}
 		readable = append(readable, o)
 	}
@@ -282,13 +284,17 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 	sh.counts.Files = uint64(len(orphans))
 	sh.counts.Found = found
 	sh.counts.Torn = torn
+	sh.counts.Lost = lost
 	sh.counts.Unread = uint64(len(orphans) - len(readable))
 	sh.mu.Unlock()
-	if sh.cfg.Say != nil && (found > 0 || torn > 0) {
+	if sh.cfg.Say != nil && (found > 0 || torn > 0 || lost > 0) {
 		line := fmt.Sprintf("zaplens: spool %s: found %d log records unsent by %s that ended (%s)",
 			sh.cfg.Dir, found, Plural(len(procs), "process", "processes"), Plural(len(orphans), "file", "files"))
 		if torn > 0 {
 			line += fmt.Sprintf("; %d torn or corrupt frames skipped", torn)
+		}
+		if lost > 0 {
+			line += fmt.Sprintf("; %d lost with files cut short", lost)
 		}
 		if !sh.cfg.Once {
 			line += "; sending them in the background"
@@ -296,6 +302,19 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 		sh.cfg.Say(line)
 	}
 	return readable
+}
+
+// tellLost says, once, how many records o lost, and returns that count:
+// records its header counts that it no longer holds. Its writer, if it
+// saw the fault, counted those it read back missing as failed, and
+// settled them: they are not counted here again.
+func (sh *Shipper) tellLost(o *orphan, c *contents) uint64 {
+	n := c.lost()
+	if n > 0 && sh.cfg.Say != nil {
+		sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: %s is cut short (%d bytes of %d): %d log records its header counts were neither found nor delivered, and are lost with the pages they were on",
+			sh.cfg.Dir, o.name, len(o.mem), c.size, n))
+	}
+	return n
 }
 
 // letGo lets o go unread, and says so: its records are not counted as

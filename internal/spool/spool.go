@@ -67,6 +67,9 @@ type Spool struct {
 	scopes      [][]byte   // scope frames' payloads, by number
 	closed      bool
 
+	memory  pipeline.Memory // the queue, to journal again what a cut file held; nil: none
+	cutSeen atomic.Bool     // a file was found cut: see handleCuts
+
 	broken atomic.Bool // stepped aside: records go on in memory only
 	kept   atomic.Uint64
 	teller teller // tells Config.Say's lines, in order
@@ -198,6 +201,7 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 	if s.closed || scope < 0 || scope >= len(s.scopes) {
 		return pipeline.Unjournaled
 	}
+	s.handleCuts()
 	if s.broken.Load() && !s.resume() {
 		return pipeline.Unjournaled
 	}
@@ -218,6 +222,11 @@ func (s *Spool) append(scope int, rec []byte) pipeline.Verdict {
 		}
 	}
 	if !s.write(seg, scope, rec) {
+		if s.handleCuts(); s.active != seg {
+			// The file was cut: the next took over, with the records
+			// the queue still held of it, or the next is taken now.
+			return s.append(scope, rec)
+		}
 		return pipeline.Unjournaled
 	}
 	seg.written++
@@ -238,7 +247,16 @@ func (s *Spool) need(seg *segment, scope int, rec []byte) int {
 // A fault in the mapping (the disk failing under a file) makes the spool
 // step aside instead of killing the process.
 func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
-	err := guardFault(func() {
+	if err := s.put(seg, scope, rec); err != nil {
+		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
+		return false
+	}
+	return true
+}
+
+// put is write without the fault's handling.
+func (s *Spool) put(seg *segment, scope int, rec []byte) error {
+	return guardFault(func() {
 		if scope >= len(seg.hasScope) || !seg.hasScope[scope] {
 			seg.off = putFrame(seg.mem, seg.off, kindScope, s.scopes[scope])
 			for len(seg.hasScope) <= scope {
@@ -247,12 +265,8 @@ func (s *Spool) write(seg *segment, scope int, rec []byte) bool {
 			seg.hasScope[scope] = true
 		}
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
+		storeUint64(seg.mem[offWritten:], seg.written+1) // after the frame: a death between counts one short, never one that is not there
 	})
-	if err != nil {
-		s.faulted(seg, fmt.Errorf("writing %s: %v", seg.path, err))
-		return false
-	}
-	return true
 }
 
 // rotate seals the active file and installs the next. It returns nil when
@@ -364,15 +378,20 @@ func (s *Spool) evict() *segment {
 // removes the file: it alone unmaps files while the spool runs, since it
 // syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
-	if s.empty(seg) {
+	if !seg.faulted && s.empty(seg) {
 		return seg
 	}
+	s.doom(seg)
+	return nil
+}
+
+// doom hands seg to the housekeeper to remove.
+func (s *Spool) doom(seg *segment) {
 	s.hmu.Lock()
 	s.doomed = append(s.doomed, seg)
 	s.coming++
 	s.hmu.Unlock()
 	s.kick()
-	return nil
 }
 
 // empty makes a file whose records need no sending new and empty, under
@@ -462,6 +481,7 @@ func (s *Spool) Settle(n int, keep bool) {
 		}
 	}
 	s.decided = to
+	s.handleCuts()
 	s.release()
 }
 
@@ -475,7 +495,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		seg := s.holding(i)
 		added := false
 		if seg != nil && !seg.unreadable {
-			if err := guardFault(func() { added = req.Add(seg.record(i - seg.first)) }); err != nil {
+			if err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) }); err != nil {
 				seg.unreadable = true
 				if !seg.faulted {
 					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
@@ -483,6 +503,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 			}
 		}
 		if seg != nil && seg.unreadable {
+			seg.lose(i - seg.first)
 			seg = nil
 		}
 		if seg == nil {
@@ -492,6 +513,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		}
 		n++
 	}
+	s.handleCuts()
 	return n, missing
 }
 
@@ -526,6 +548,16 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	}
 }
 
+// tellLost says, once a file, how many of its records were lost with it:
+// when its records' fates are all told, or at Close.
+func (s *Spool) tellLost(seg *segment) {
+	if seg.lost > 0 && !seg.lostTold {
+		seg.lostTold = true
+		s.say("zaplens: spool %s: %s failed under this process (%v): %d log records whose only copy it held are lost, counted as failed (Stats.SpoolLost)",
+			s.cfg.Dir, seg.path, seg.fault, seg.lost)
+	}
+}
+
 // faulted ends a file whose mapping faulted: nothing more goes in, and,
 // its fates all told, it is released as any other, so that the files
 // after it are too. The file keeps an older state: a later process sends
@@ -533,7 +565,10 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 // aside, until the next takes over; one in an older file leaves the active
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
-	seg.sealed, seg.faulted = true, true
+	seg.sealed, seg.faulted, seg.fault = true, true, err
+	if s.noteCut(seg) {
+		return // handleCuts's, once the call is done with the files
+	}
 	if seg == s.active {
 		s.stepAside(err)
 		return
@@ -552,6 +587,11 @@ func (s *Spool) release() {
 		}
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
+		s.tellLost(seg)
+		if seg.faulted && seg.kept == 0 {
+			s.doom(seg) // its mapping faulted: a file cut in its middle would fault again, taken anew
+			continue
+		}
 		if seg.kept > 0 {
 			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
@@ -601,6 +641,7 @@ func (s *Spool) Close(ctx context.Context) {
 	var kept uint64
 	for _, seg := range own {
 		kept += seg.left()
+		s.tellLost(seg)
 	}
 	s.kept.Store(kept)
 	s.hmu.Lock()
@@ -694,6 +735,8 @@ func (s *Spool) housekeep() {
 		defer t.Stop()
 		syncTick = t.C
 	}
+	look := time.NewTicker(lookInterval)
+	defer look.Stop()
 	failed := false // making a file failed: wait for the retry tick
 	for {
 		s.reap()
@@ -708,6 +751,8 @@ func (s *Spool) housekeep() {
 			failed = false
 		case <-syncTick:
 			s.syncAll()
+		case <-look.C:
+			s.lookForCuts()
 		}
 	}
 }

@@ -1,0 +1,62 @@
+package pipeline
+
+import "encoding/binary"
+
+// Memory is the pipeline's side a journal may read, from within its
+// methods (under the pipeline's lock), when its copy of records is lost
+// (a file cut under it): those the queue still holds can be journaled
+// again, and the others are the journal's loss.
+type Memory interface {
+	// Queued calls f with each record the queue holds numbered from on,
+	// with its number, in order, until f returns false.
+	Queued(from uint64, f func(i uint64, scope int, rec []byte) bool)
+	// Bare tells that the records the queue holds numbered below to have
+	// no journal copy any more: they are kept in memory until sent, never
+	// left to the journal, and counted as unprotected.
+	Bare(to uint64)
+}
+
+// A MemoryUser is a journal that reads the pipeline's memory: New hands
+// it the pipeline's.
+type MemoryUser interface {
+	UseMemory(Memory)
+}
+
+// memory is the pipeline's Memory.
+type memory struct{ p *Pipeline }
+
+func (m memory) Queued(from uint64, f func(i uint64, scope int, rec []byte) bool) {
+	p := m.p
+	i := p.next + p.deferred // the queue's first record: see spill
+	p.q.each(func(scope int, rec []byte) bool {
+		defer func() { i++ }()
+		return i < from || f(i, scope, rec)
+	})
+}
+
+func (m memory) Bare(to uint64) {
+	p := m.p
+	first := max(p.next+p.deferred, p.lastBare)
+	if to > first {
+		p.counts.Unprotected += min(to, p.enqueued()) - first
+		p.lastBare = to
+	}
+}
+
+// each calls f with each record waiting, oldest first, until it returns
+// false.
+func (q *queue) each(f func(scope int, rec []byte) bool) {
+	off := q.headOff
+	for _, c := range q.chunks {
+		for off < len(c.buf) {
+			scope, n1 := binary.Uvarint(c.buf[off:])
+			length, n2 := binary.Uvarint(c.buf[off+n1:])
+			start := off + n1 + n2
+			off = start + int(length)
+			if !f(int(scope), c.buf[start:off:off]) {
+				return
+			}
+		}
+		off = 0
+	}
+}

@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
+)
+
+// lossyJournal is a memJournal that, at the record numbered at, finds its
+// copies lost from record 0 on, as a spool whose file was cut does: it
+// reads what the queue still holds, and gives up its copy of those below
+// bare.
+type lossyJournal struct {
+	memJournal
+	mem      Memory
+	at, bare uint64
+	n        uint64
+	queued   []uint64 // the numbers the queue held at the loss
+	wrong    []uint64 // of those, the ones whose bytes were not the record's
+}
+
+func (j *lossyJournal) UseMemory(m Memory) { j.mem = m }
+
+func (j *lossyJournal) Append(scope int, rec []byte) Verdict {
+	if j.n == j.at {
+		j.mem.Queued(0, func(i uint64, _ int, rec []byte) bool {
+			j.queued = append(j.queued, i)
+			if !bytes.Equal(rec, j.held[i].payload) {
+				j.wrong = append(j.wrong, i)
+			}
+			return true
+		})
+		j.mem.Bare(j.bare)
+	}
+	j.n++
+	return j.memJournal.Append(scope, rec)
+}
+
+// The journal reads the records the queue holds, numbered as it numbers
+// them (those of the export in flight are not the queue's any more), and
+// those it gives up go on in memory, counted unprotected, never spilled.
+func TestMemoryQueuedAndBare(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	j := &lossyJournal{at: 30, bare: 20}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords, c.Journal = 10, j })
+	p.AddScope(otlpwire.Scope{})
+	enqueueLines(t, p, 0, 10) // a batch: the exporter takes it, and waits
+	waitFor(t, "the first export", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.calls == 1
+	})
+	enqueueLines(t, p, 10, 40)
+	if want := seq(10, 30); fmt.Sprint(j.queued) != fmt.Sprint(want) || len(j.wrong) > 0 {
+		t.Errorf("the queue held %v (bytes wrong for %v), want %v", j.queued, j.wrong, want)
+	}
+	if c := p.Counts(); c.Unprotected != 10 {
+		t.Errorf("counts %+v: want the 10 records given up, 10 to 19, unprotected", c)
+	}
+	p.mu.Lock()
+	spillable := p.spillable()
+	p.mu.Unlock()
+	if spillable {
+		t.Error("records the journal gave up may be spilled to it")
+	}
+	close(s.block)
+	_ = p.Flush(t.Context())
+	checkLines(t, s, 40)
+}
+
+func seq(from, to uint64) (out []uint64) {
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
