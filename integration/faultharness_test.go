@@ -26,7 +26,7 @@ package integration
 //	ZAPLENS_FAULTS=long go test -run '^TestFaultHarness$' -v -timeout 30m .
 //	  ZAPLENS_FAULTS_DURATION=10m (default 5m) or ZAPLENS_FAULTS_ROUNDS=n; ZAPLENS_FAULTS_SEED=n replays a run;
 //	  ZAPLENS_FAULTS_KINDS=down,slow (of down, slow, refuse, empty200, json200) draws only those faults
-//	  ZAPLENS_FAULTS_SPOOL=off leaves out the spool's stages; ZAPLENS_FAULTS_CUT=on cuts spool files under live children
+//	  ZAPLENS_FAULTS_SPOOL=off leaves out the spool's stages; ZAPLENS_FAULTS_CUT=off leaves out the spool files cut under live children (long mode)
 
 import (
 	"context"
@@ -71,15 +71,14 @@ type faultMode struct {
 	kinds    []string // the collector's faults to draw from; nil: all
 	// spoolFaults: the spool's stages (faultharness_spool_test.go); off
 	// with ZAPLENS_FAULTS_SPOOL=off. cuts: spool files cut under live
-	// children in the long mode, with ZAPLENS_FAULTS_CUT=on: off by
-	// default while a faulted file is told once per record settled in it.
+	// children in the long mode, unless ZAPLENS_FAULTS_CUT=off.
 	spoolFaults, cuts bool
 	err               error
 }
 
 func readFaultSettings() faultMode {
 	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano()), spoolFaults: os.Getenv("ZAPLENS_FAULTS_SPOOL") != "off",
-		cuts: os.Getenv("ZAPLENS_FAULTS_CUT") == "on"}
+		cuts: os.Getenv("ZAPLENS_FAULTS_CUT") != "off"}
 	var errs []string
 	if os.Getenv("ZAPLENS_FAULTS") == "long" {
 		m.long, m.rounds, m.duration = true, 0, 5*time.Minute
