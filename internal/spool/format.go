@@ -275,7 +275,7 @@ func parse(b []byte, keep bool) (*contents, error) {
 			// is corrupt too. So a record after it may be counted
 			// below its place, and one the count leaves unsent taken
 			// for settled, but a settled one never sent again.
-			off = next
+			off = resync(b[:next], off)
 			continue
 		}
 		switch f.kind {
@@ -330,6 +330,33 @@ func readFrame(b []byte, off int) (f frame, next int, ok bool) {
 	}
 	return frame{kind: kind, payload: body[4:]}, next, true
 }
+
+// resync is where reading goes on after the corrupt frame at off, whose
+// length leads to a sound frame at len(b): the first sound frame after
+// off. The checksum does not cover a frame's length, so a damaged length
+// may leap over sound frames (a scope's among them, which the records
+// after it need) to one that happens to start where it lands. The search
+// checksums at most resyncWork bytes, so that a file crafted with many
+// long plausible lengths costs milliseconds, not minutes; past that it
+// trusts the length.
+func resync(b []byte, off int) int {
+	work := 0
+	for at := off + 4; at+frameHead <= len(b); at += 4 {
+		n := frameLen(b, at)
+		if n == 0 || n > len(b)-at-frameHead {
+			continue
+		}
+		if work += n; work > resyncWork {
+			break
+		}
+		if _, _, ok := readFrame(b, at); ok {
+			return at
+		}
+	}
+	return len(b)
+}
+
+const resyncWork = 16 << 20
 
 // sound tells whether a whole frame with the right checksum, or the end of
 // the frames, is at off.
