@@ -1,80 +1,86 @@
 package otlplog
 
 import (
+	"flag"
+	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// docVariable is a row of docs/configuration.md's table of the pipeline's
-// variables.
-type docVariable struct{ def, option string }
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's table of the pipeline's variables from variables.go")
 
-// documentedVariables reads the table of "The pipeline's variables" in
-// docs/configuration.md, by variable: its default and its option, each
-// [LOGS_] form spelt out.
-func documentedVariables(t *testing.T) map[string]docVariable {
-	t.Helper()
-	b, err := os.ReadFile("../docs/configuration.md")
+// docsFile holds the table of the pipeline's variables.
+const docsFile = "../docs/configuration.md"
+
+// The table of docs/configuration.md is the table of variables.go, made
+// from it: a variable added to one and not the other, or told otherwise,
+// fails here.
+func TestVariablesDocumented(t *testing.T) {
+	b, err := os.ReadFile(docsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## The pipeline's variables\n")
+	head := "| variable | meaning | default | option |\n|---|---|---|---|\n"
+	before, after, ok := strings.Cut(string(b), head)
 	if !ok {
-		t.Fatal("docs/configuration.md has no section \"The pipeline's variables\"")
+		t.Fatalf("%s has no table headed %q", docsFile, head)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
-	name := regexp.MustCompile("`((?:OTEL|ZAPLENS)_[A-Z0-9_\\[\\]]+)`")
-	out := map[string]docVariable{}
-	for _, line := range strings.Split(section, "\n") {
-		cells := strings.Split(line, "|")
-		if len(cells) != 6 || !strings.HasPrefix(line, "| `") {
-			continue // not a row of the table, or its head
+	end := 0
+	for end < len(after) && after[end] == '|' {
+		end += strings.IndexByte(after[end:], '\n') + 1
+	}
+	got, want := after[:end], markdownTable()
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(docsFile, []byte(before+head+want+after[end:]), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		row := docVariable{def: cells[3], option: strings.Trim(strings.TrimSpace(cells[4]), "`")}
-		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
-			forms := []string{m[1]}
-			if strings.Contains(m[1], "[LOGS_]") {
-				forms = []string{strings.Replace(m[1], "[LOGS_]", "LOGS_", 1), strings.Replace(m[1], "[LOGS_]", "", 1)}
-			}
-			for _, n := range forms {
-				if _, dup := out[n]; dup {
-					t.Errorf("%s: documented twice", n)
-				}
-				out[n] = row
-			}
+		return
+	}
+	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(gl), len(wl)) {
+		g, w := "", ""
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if g != w {
+			t.Fatalf("%s, row %d of the variables' table:\n%s\nvariables.go makes it\n%s\n(go test -run TestVariablesDocumented ./otlplog -update rewrites it)", docsFile, i+1, g, w)
 		}
 	}
-	return out
 }
 
-// The table of variables and the documentation's list the same variables,
-// each with the same option and default: a variable added to one and not
-// the other fails here.
-func TestVariablesDocumented(t *testing.T) {
-	docs := documentedVariables(t)
-	seen := map[string]bool{}
+// markdownTable is the rows of the table of variables in Markdown.
+func markdownTable() string {
+	var b strings.Builder
 	for _, v := range variables {
-		for _, n := range v.names {
-			seen[n] = true
-			d, ok := docs[n]
-			switch {
-			case !ok:
-				t.Errorf("%s: read (variables.go) but not in docs/configuration.md", n)
-			case d.option != v.option:
-				t.Errorf("%s: option %q in variables.go, %q in docs/configuration.md", n, v.option, d.option)
-			case !strings.Contains(d.def, v.def):
-				t.Errorf("%s: default %q in variables.go, not in docs/configuration.md's %q", n, v.def, strings.TrimSpace(d.def))
-			}
+		option := " "
+		if v.option != "" {
+			option = " `" + v.option + "` "
 		}
+		fmt.Fprintf(&b, "| %s | %s | %s |%s|\n", namesCell(v.names), v.doc, v.def, option)
 	}
-	for n := range docs {
-		if !seen[n] {
-			t.Errorf("%s: in docs/configuration.md but not read (variables.go)", n)
+	return b.String()
+}
+
+// namesCell writes names in backquotes, a logs-specific variable and its
+// general form as one: OTEL_EXPORTER_OTLP_[LOGS_]ENDPOINT.
+func namesCell(names []string) string {
+	var cells []string
+	for i := 0; i < len(names); i++ {
+		n := names[i]
+		if i+1 < len(names) && strings.Replace(n, "_LOGS_", "_", 1) == names[i+1] {
+			n, i = strings.Replace(n, "_LOGS_", "_[LOGS_]", 1), i+1
 		}
+		cells = append(cells, "`"+n+"`")
 	}
+	return strings.Join(cells, ", ")
 }
 
 // Every variable the pipeline reads is emptied by the tests' cleanEnv, so
