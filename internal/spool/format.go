@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -117,6 +118,20 @@ func writeSettled(fd int, n uint64) error {
 	order.PutUint64(b[:], n)
 	_, err := syscall.Pwrite(fd, b[:], offSettled)
 	return err
+}
+
+// MarkNewer writes into the spool file at path a format version past this
+// one's, as a later zaplens would have written it: for the tests of what
+// a process does with a file it cannot read.
+func MarkNewer(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	var b [4]byte
+	order.PutUint32(b[:], version+1)
+	_, err = f.WriteAt(b[:], offVersion)
+	return errors.Join(err, f.Close())
 }
 
 // putHeader writes a new segment's header.
