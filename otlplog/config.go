@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,42 +34,8 @@ const configFileVar = "OTEL_CONFIG_FILE"
 // configFileImport is the package that registers the file's parser.
 const configFileImport = "github.com/zaplens/zaplens/otlplog/configfile"
 
-// replacedByFile are the prefixes of the SDK's variables that the file
-// replaces: the declarative-configuration spec ignores them when a file
-// is given, and only the file's own ${VAR} substitution reads the
-// environment. OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES are still
-// read, as otelconf's resource reads them (fileResource), so that the
-// logs' resource is the one the program's other providers get from the
-// same file; so are zaplens's own variables and Go's OTEL_GO_X_*, which
-// the file has no place for.
-var replacedByFile = []string{"OTEL_EXPORTER_OTLP_", "OTEL_BLRP_", "OTEL_LOGRECORD_", "OTEL_LOGS_EXPORTER", "OTEL_SDK_DISABLED"}
-
 // configFileSet tells whether OTEL_CONFIG_FILE names a file.
 func configFileSet() bool { return strings.TrimSpace(os.Getenv(configFileVar)) != "" }
-
-// fileReplaces tells whether the variable k is one the file replaces.
-func fileReplaces(k string) bool {
-	for _, p := range replacedByFile {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// replacedVariables lists the variables set that the file replaces, sorted;
-// not the other signals' (_TRACES_, _METRICS_), which zaplens never reads.
-func replacedVariables() []string {
-	var set []string
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if v != "" && fileReplaces(k) && !strings.Contains(k, "_TRACES_") && !strings.Contains(k, "_METRICS_") {
-			set = append(set, k)
-		}
-	}
-	slices.Sort(set)
-	return set
-}
 
 // fileConfig is what the file says of the provider.
 type fileConfig struct {
@@ -79,7 +44,7 @@ type fileConfig struct {
 }
 
 // applyConfigFile reads the file OTEL_CONFIG_FILE names, if any, into the
-// settings no option set: the file replaces the variables (fileReplaces),
+// settings no option set: the file replaces the variables (variable.file),
 // and options win over the file. Its errors name the file and the setting.
 func (c *providerConfig) applyConfigFile(ctx context.Context) (*fileConfig, error) {
 	path := strings.TrimSpace(os.Getenv(configFileVar))
@@ -214,7 +179,7 @@ func (f *fileConfig) applyExporter(c *providerConfig, at string, e declarative.E
 }
 
 // applyOTLP takes the OTLP exporter at. Its headers are checked, as an
-// option's, by the protocol resolved (resolveHeaders).
+// option's, by the protocol resolved (readHeaders).
 func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declarative.OTLP) error {
 	c.exporterName.by(at, "otlp")
 	if !c.protocol.set {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,8 +71,12 @@ var metricsN atomic.Int64
 // OTEL_GO_X_SELF_OBSERVABILITY) as the SDK does: the first one set is
 // read, and only "true", in any case, turns the metrics on.
 func observabilityEnabled() bool {
-	v, _ := lookupEnv("OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY")
-	return strings.EqualFold(v, "true")
+	for _, k := range observabilityVars {
+		if v := os.Getenv(k); v != "" {
+			return strings.EqualFold(v, "true")
+		}
+	}
+	return false
 }
 
 // metricsProvider is the MeterProvider the metrics go to, nil when they

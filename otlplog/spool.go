@@ -61,16 +61,10 @@ type spoolConfig struct {
 // resolveSpool reads the spool's variables; a bad value is dealt with by
 // the rule (setting.bad).
 func (c *providerConfig) resolveSpool() error {
-	if v := c.spool.dir.lookup("ZAPLENS_SPOOL_DIR"); v != "" {
-		c.spool.dir.put(v)
+	if err := c.triage(c.readStep(stepSpool)); err != nil || c.spool.dir.value == "" {
+		return err
 	}
-	if c.spool.dir.value == "" {
-		return nil
-	}
-	return c.triage(
-		resolveInt(&c.spool.bytes, DefaultSpoolBytes, minSpoolBytes, "ZAPLENS_SPOOL_BYTES"),
-		resolveMillis(&c.spool.sync, 0, 0, "ZAPLENS_SPOOL_SYNC"),
-	)
+	return c.triage(c.readStep(stepSpoolFiles))
 }
 
 // openSpool opens the spool, if one is asked for, and returns it as the

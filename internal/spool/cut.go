@@ -41,7 +41,7 @@ func (seg *segment) intact(size int) (n uint64) {
 			if next > end {
 				return
 			}
-			if order.Uint32(seg.mem[off+8:]) < kindFirst {
+			if isRecord(seg.mem, off) {
 				n++
 			}
 			off = next
@@ -151,7 +151,7 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 		s.memory.Bare(end) // those it could not take stay in memory, unprotected
 	}
 	seg.written = from - seg.first
-	_ = guardFault(func() { storeUint64(seg.mem[offWritten:], seg.written) })
+	_ = guardFault(func() { storeWritten(seg.mem, seg.written) })
 	if seg == s.active && !failed {
 		s.active = r
 		s.segs = append(s.segs, r)

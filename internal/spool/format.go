@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"os"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
@@ -99,6 +101,37 @@ func storeUint32(b []byte, v uint32) {
 func storeUint64(b []byte, v uint64) {
 	_ = b[7]
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&b[0])), v)
+}
+
+// storeSettled stores the header's settled count in mem, a mapped
+// segment, in one atomic store.
+func storeSettled(mem []byte, n uint64) { storeUint64(mem[offSettled:], n) }
+
+// storeWritten stores the header's written count in mem, a mapped segment,
+// in one atomic store.
+func storeWritten(mem []byte, n uint64) { storeUint64(mem[offWritten:], n) }
+
+// writeSettled writes the header's settled count to the file fd, as the
+// shipper settles a file it does not map.
+func writeSettled(fd int, n uint64) error {
+	var b [8]byte
+	order.PutUint64(b[:], n)
+	_, err := syscall.Pwrite(fd, b[:], offSettled)
+	return err
+}
+
+// MarkNewer writes into the spool file at path a format version past this
+// one's, as a later zaplens would have written it: for the tests of what
+// a process does with a file it cannot read.
+func MarkNewer(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	var b [4]byte
+	order.PutUint32(b[:], version+1)
+	_, err = f.WriteAt(b[:], offVersion)
+	return errors.Join(err, f.Close())
 }
 
 // putHeader writes a new segment's header.
@@ -309,6 +342,22 @@ func parse(b []byte, keep bool) (*contents, error) {
 	return c, nil
 }
 
+// frameKind is the kind of the frame at off: a record's scope number, or
+// kindResource or kindScope.
+func frameKind(b []byte, off int) uint32 { return order.Uint32(b[off+8:]) }
+
+// isRecord tells whether the frame at off holds a record.
+func isRecord(b []byte, off int) bool { return frameKind(b, off) < kindFirst }
+
+// framePayload is the payload of the frame at off, which must be whole.
+func framePayload(b []byte, off int) []byte {
+	return b[off+frameHead : off+frameHead+frameLen(b, off)]
+}
+
+// markSettled sets the settled mark in the length of the frame at off, by
+// one aligned store.
+func markSettled(b []byte, off int) { storeUint32(b[off:], order.Uint32(b[off:])|settledBit) }
+
 // frameLen is the body length of the frame at off, its settled mark
 // taken off.
 func frameLen(b []byte, off int) int { return int(order.Uint32(b[off:]) &^ settledBit) }
@@ -319,7 +368,7 @@ func frameLen(b []byte, off int) int { return int(order.Uint32(b[off:]) &^ settl
 // of 32 bits). A frame that is not whole or right still gives its kind.
 func readFrame(b []byte, off int) (f frame, next int, ok bool) {
 	n := frameLen(b, off)
-	kind := order.Uint32(b[off+8:])
+	kind := frameKind(b, off)
 	if n > len(b)-off-frameHead {
 		return frame{kind: kindFirst}, len(b), false
 	}

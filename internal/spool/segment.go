@@ -198,8 +198,7 @@ func (seg *segment) left() uint64 { return seg.written - seg.decided + seg.kept 
 // mark marks k records settled, from the i-th on, each in its frame.
 func (seg *segment) mark(i, k uint64) {
 	for ; k > 0; i, k = i+1, k-1 {
-		off := seg.recordAt(i)
-		storeUint32(seg.mem[off:], order.Uint32(seg.mem[off:])|settledBit)
+		markSettled(seg.mem, seg.recordAt(i))
 	}
 }
 
@@ -223,7 +222,7 @@ func (seg *segment) walkTo(w *walk, i uint64) int {
 	}
 	for {
 		off := w.off
-		if order.Uint32(seg.mem[off+8:]) < kindFirst {
+		if isRecord(seg.mem, off) {
 			if w.at == i {
 				return off
 			}
@@ -236,7 +235,7 @@ func (seg *segment) walkTo(w *walk, i uint64) int {
 // record is the scope and the payload of the i-th record, read in place.
 func (seg *segment) record(i uint64) (scope int, payload []byte) {
 	off := seg.walkTo(&seg.reader, i)
-	return int(order.Uint32(seg.mem[off+8:])), seg.mem[off+frameHead : off+frameHead+frameLen(seg.mem, off)]
+	return int(frameKind(seg.mem, off)), framePayload(seg.mem, off)
 }
 
 // readBack is record, its payload's last byte read: a page past a cut
@@ -287,7 +286,7 @@ func guardFault(f func()) (err error) {
 // clear zeros what was written, the header's settled count first.
 func (seg *segment) clear() error {
 	return guardFault(func() {
-		storeUint64(seg.mem[offSettled:], 0)
+		storeSettled(seg.mem, 0)
 		clear(seg.mem[headerSize:seg.off])
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
+	"github.com/zaplens/zaplens/internal/retry"
 )
 
 // ShipConfig is a shipper's: where to look, and how to send.
@@ -415,7 +415,7 @@ func (sh *Shipper) ship(o *orphan) bool {
 func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 	settled := min(c.settled, uint64(len(c.records)))
 	var req otlpwire.Request // per file: it points into the mapping
-	step := firstBackoff
+	failures := 0            // in a row: the backoff's step
 	for settled < uint64(len(c.records)) {
 		n, next := sh.fill(&req, c, settled)
 		exported, rejected, ok := n, 0, true
@@ -427,17 +427,15 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 			exported, rejected, ok = sh.export(o.name, settled, body, n)
 		}
 		if !ok {
-			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !retryWait(sh, jitter(step)) {
+			if sh.cfg.Once || sh.final() || sh.ctx.Err() != nil || !retryWait(sh, shipBackoff.Delay(failures)) {
 				return false, nil
 			}
-			step = min(2*step, maxBackoff)
+			failures++
 			continue
 		}
-		step = firstBackoff
+		failures = 0
 		settled = next
-		var hdr [8]byte
-		order.PutUint64(hdr[:], settled)
-		syscall.Pwrite(o.fd, hdr[:], offSettled)
+		writeSettled(o.fd, settled)
 		sh.mu.Lock()
 		sh.counts.Exported += uint64(exported)
 		sh.counts.Rejected += uint64(rejected)
@@ -475,20 +473,15 @@ func (sh *Shipper) final() bool {
 	}
 }
 
-// The steps of the backoff between tries of a failed export double from
-// firstBackoff up to maxBackoff.
-const (
-	firstBackoff = time.Second
-	maxBackoff   = 30 * time.Second
-)
-
-// jitter is a wait between half of step and step, at random: ranks that
+// shipBackoff is the wait between tries of a failed export: steps of 1 s
+// doubling to 30 s, each wait between half its step and the step, at
+// random (the policy's ±1/3 around three quarters of it). Ranks that
 // restarted together, and failed together against a collector that was
 // down, do not all try again at once when it comes back, as the OTLP
-// specification asks; half is kept so that no rank retries at once.
-func jitter(step time.Duration) time.Duration {
-	return step/2 + rand.N(step/2)
-}
+// specification asks; half is kept so that no rank retries at once. Its
+// steps are longer than an export's own (internal/transport): each try
+// is a whole export, retried within its own bound already.
+var shipBackoff = retry.Backoff{Initial: 750 * time.Millisecond, Multiplier: 2, Jitter: 1.0 / 3, Max: 22500 * time.Millisecond}
 
 // retryWait is the wait before a failed export is tried again: a variable,
 // so that a test can see the waits without taking them.

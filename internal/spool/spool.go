@@ -265,7 +265,7 @@ func (s *Spool) put(seg *segment, scope int, rec []byte) error {
 			seg.hasScope[scope] = true
 		}
 		seg.off = putFrame(seg.mem, seg.off, uint32(scope), rec)
-		storeUint64(seg.mem[offWritten:], seg.written+1) // after the frame: a death between counts one short, never one that is not there
+		storeWritten(seg.mem, seg.written+1) // after the frame: a death between counts one short, never one that is not there
 	})
 }
 
@@ -538,7 +538,7 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 	case keep:
 		seg.kept += k
 	case seg.kept == 0:
-		err = guardFault(func() { storeUint64(seg.mem[offSettled:], seg.decided+k) })
+		err = guardFault(func() { storeSettled(seg.mem, seg.decided+k) })
 	default:
 		err = guardFault(func() { seg.mark(seg.decided, k) })
 	}

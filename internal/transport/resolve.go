@@ -91,7 +91,7 @@ func (r *resolving) run(ctx context.Context) {
 		r.update(addrs, err)
 		wait := r.every
 		if err != nil { // retried as an export is, not an interval later
-			wait = backoffDelay(failures)
+			wait = exportBackoff.Delay(failures)
 			failures++
 		} else {
 			failures = 0

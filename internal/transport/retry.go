@@ -3,12 +3,13 @@ package transport
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/retry"
 )
 
 // Retry backoff, as the OTLP exporter spec suggests: exponential with
@@ -19,6 +20,11 @@ const (
 	backoffMultiplier = 1.6
 	backoffJitter     = 0.2 // ±20%
 )
+
+// exportBackoff is the wait between attempts of an export, between a
+// failed resolution and the next, and between probes of a replica that is
+// down.
+var exportBackoff = retry.Backoff{Initial: backoffInitial, Multiplier: backoffMultiplier, Jitter: backoffJitter, Max: backoffMax}
 
 // attempt is the outcome of one request.
 type attempt struct {
@@ -83,7 +89,7 @@ func run(ctx context.Context, b bounds, n int, mode Mode, closed *atomic.Bool, o
 		if !a.retryable || (mode == Final && a.cause == Refused) {
 			return failed(n, attempts, a)
 		}
-		wait := max(backoffDelay(attempts-1), a.throttle)
+		wait := max(exportBackoff.Delay(attempts-1), a.throttle)
 		if time.Until(deadline) < wait {
 			a.err = errorf(errors.Unwrap(a.err), "%v (no retry: the next one, in %v, would pass the deadline)", a.err, wait.Round(time.Millisecond))
 			return failed(n, attempts, a)
@@ -185,21 +191,6 @@ func ctxAttempt(a attempt, ctxErr error) attempt {
 		a.err = &exportError{msg: e.msg, sentinel: ctxErr}
 	}
 	return a
-}
-
-// backoffDelay is the wait before retry number i+1: exponential from
-// backoffInitial, capped at backoffMax, with ±20% jitter.
-func backoffDelay(i int) time.Duration {
-	d := float64(backoffInitial)
-	for range i {
-		d *= backoffMultiplier
-		if d >= float64(backoffMax) {
-			d = float64(backoffMax)
-			break
-		}
-	}
-	d *= 1 - backoffJitter + 2*backoffJitter*rand.Float64()
-	return time.Duration(d)
 }
 
 // maxThrottle caps a delay a collector asks for, so arithmetic cannot

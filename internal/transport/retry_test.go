@@ -15,14 +15,16 @@ import (
 	"time"
 )
 
+// The export's backoff is the spec's: from half a second, ×1.6, up to 5 s,
+// ±20%.
 func TestBackoffDelay(t *testing.T) {
 	base := float64(backoffInitial)
 	for i := range 12 {
 		want := min(base, float64(backoffMax))
 		for range 20 {
-			d := float64(backoffDelay(i))
+			d := float64(exportBackoff.Delay(i))
 			if d < want*(1-backoffJitter)-1 || d > want*(1+backoffJitter)+1 {
-				t.Fatalf("backoffDelay(%d) = %v, want %v ±20%%", i, time.Duration(d), time.Duration(want))
+				t.Fatalf("exportBackoff.Delay(%d) = %v, want %v ±20%%", i, time.Duration(d), time.Duration(want))
 			}
 		}
 		base *= backoffMultiplier

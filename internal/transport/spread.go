@@ -262,7 +262,7 @@ func (r *replica) failed() {
 
 func (r *replica) probe() {
 	for i := 0; ; i++ {
-		t := time.NewTimer(backoffDelay(i))
+		t := time.NewTimer(exportBackoff.Delay(i))
 		select {
 		case <-r.ctx.Done():
 			t.Stop()
