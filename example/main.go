@@ -3,7 +3,9 @@
 // trainer.checkpoint write at several levels, and each line goes both to the
 // program's ordinary JSON log on stdout (now with trace_id and span_id) and,
 // as an OpenTelemetry log record correlated with its span, to an OTLP
-// backend.
+// backend. The Debug lines go to the backend only for the step that fails:
+// the bridge holds them in their trace (zaplens.WithHold) and ships them
+// when that trace logs an error.
 //
 //	go run ./example
 //
@@ -37,6 +39,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/holdspan"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -58,7 +61,8 @@ func main() {
 	}
 }
 
-// steps is how many training steps the example simulates.
+// steps is how many training steps the example simulates; the last one
+// fails: its checkpoint's upload does.
 const steps = 4
 
 // run runs the example, writing the JSON log and then the backend's view to
@@ -96,7 +100,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(exampleResource()))
+	tp := newTracerProvider(sdktrace.WithBatcher(texp))
 
 	_, err = simulate(ctx, stdout, lp, tp)
 	if be == nil {
@@ -106,6 +110,16 @@ func run(ctx context.Context, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nembedded OTLP backend on %s (set OTEL_EXPORTER_OTLP_ENDPOINT to ship to your own collector)\n", be.Addr())
 	be.Report(stdout)
 	return err
+}
+
+// newTracerProvider is the example's TracerProvider: its resource, the
+// hold's span processor, and opts.
+func newTracerProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
+	return sdktrace.NewTracerProvider(append(opts,
+		sdktrace.WithResource(exampleResource()),
+		// A trace's held Debug lines ship if one of its spans ends with an
+		// error, and are freed when its root span ends well.
+		sdktrace.WithSpanProcessor(holdspan.New()))...)
 }
 
 // exampleResource is the resource of the example's spans: the SDK's
@@ -126,10 +140,12 @@ func simulate(ctx context.Context, stdout io.Writer, lp *otlplog.LoggerProvider,
 
 	// The user's ordinary logger: JSON on stdout, Debug and up, with a stack
 	// on errors. zaplens tees it: the same lines on stdout plus trace ids,
-	// and Info and up to OpenTelemetry.
+	// and Info and up to OpenTelemetry; Debug lines are held in their
+	// step's trace, and go to OpenTelemetry only if the step fails.
 	base := zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(stdout), zapcore.DebugLevel)
 	logger := zap.New(zaplens.NewTee(base,
-		zaplens.WithLoggerProvider(lp), zaplens.WithLevel(zapcore.InfoLevel), zaplens.WithDefaultScope("trainer")),
+		zaplens.WithLoggerProvider(lp), zaplens.WithLevel(zapcore.InfoLevel), zaplens.WithDefaultScope("trainer"),
+		zaplens.WithHold(zapcore.DebugLevel)),
 		zap.AddCaller(), zap.AddStacktrace(zapcore.ErrorLevel))
 
 	logger.Info("training started", zap.Int("steps", steps), zap.String("model", "tiny-gpt"))
@@ -173,7 +189,9 @@ func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) []trace
 		traces = append(traces, span.SpanContext().TraceID())
 
 		dctx, dspan := tracer.Start(sctx, "data.load")
-		data.Debug("prefetch queue", zaplens.Context(dctx), zap.Int("depth", 4)) // stdout only: below the bridge's level
+		// Debug: on stdout, and held in the step's trace: shipped only if
+		// the step fails.
+		data.Debug("prefetch queue", zaplens.Context(dctx), zap.Int("depth", 4))
 		work(15 * time.Millisecond)
 		data.Info("batch ready", zaplens.Context(dctx), zap.Int("step", step), zap.Int("batch_size", 32), zap.Int("tokens", 32*2048), zap.String("shard", fmt.Sprintf("shard-%03d", step%3)))
 		dspan.End()
@@ -181,6 +199,7 @@ func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) []trace
 		octx, ospan := tracer.Start(sctx, "optim.step")
 		work(25 * time.Millisecond)
 		loss *= 0.83
+		optim.Debug("optimizer state", zaplens.Context(octx), zap.Float64("loss_scale", 65536), zap.Int("skipped_steps", 0))
 		if step == 3 {
 			optim.Warn("gradient norm clipped", zaplens.Context(octx), zap.Int("step", step), zap.Float64("grad_norm", 14.2), zap.Float64("max_norm", 1.0))
 		}
@@ -192,15 +211,27 @@ func train(ctx context.Context, tracer trace.Tracer, logger *zap.Logger) []trace
 			work(10 * time.Millisecond)
 			path := fmt.Sprintf("/ckpt/step-%04d.pt", step)
 			ckpt.Info("checkpoint saved", zaplens.Context(cctx), zap.String("path", path), zap.Int64("bytes", 48<<20))
-			if step == steps {
-				err := fmt.Errorf("upload %s: %w", path, errors.New("connection reset by peer"))
-				ckpt.Error("checkpoint upload failed", zaplens.Context(cctx), zap.String("path", path), zap.Error(err))
-			}
+			upload(cctx, ckpt, path, step == steps)
 			cspan.End()
 		}
 		span.End()
 	}
 	return traces
+}
+
+// upload stands in for a checkpoint's upload, retried; failing, it
+// fails all three attempts and logs an error, which ships the Debug lines
+// its step's trace holds.
+func upload(ctx context.Context, ckpt *zap.Logger, path string, fail bool) {
+	for attempt := 1; attempt <= 3; attempt++ {
+		ckpt.Debug("upload attempt", zaplens.Context(ctx), zap.String("path", path), zap.Int("attempt", attempt))
+		work(5 * time.Millisecond)
+		if !fail {
+			return
+		}
+	}
+	err := fmt.Errorf("upload %s: %w", path, errors.New("connection reset by peer"))
+	ckpt.Error("checkpoint upload failed", zaplens.Context(ctx), zap.String("path", path), zap.Int("attempts", 3), zap.Error(err))
 }
 
 // work stands in for compute.

@@ -6,9 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/otlpview"
 )
 
 // TestExample runs the example against its embedded backend and checks both
@@ -39,27 +42,8 @@ func TestExample(t *testing.T) {
 	}
 
 	// The JSON log: every line parses; lines logged in a span carry its ids;
-	// the Debug line is there (base logs Debug) and carries ids too.
-	type line struct {
-		Level, Logger, Msg string
-		TraceID            string `json:"trace_id"`
-		SpanID             string `json:"span_id"`
-		Stacktrace         string
-		Ctx                any `json:"ctx"`
-	}
-	var lines []line
-	sc := bufio.NewScanner(strings.NewReader(jsonPart))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var l line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatalf("stdout line is not JSON: %v: %q", err, sc.Text())
-		}
-		lines = append(lines, l)
-	}
+	// the Debug lines are there (base logs Debug) and carry ids too.
+	lines := jsonLines(t, jsonPart)
 	hex32 := regexp.MustCompile(`^[0-9a-f]{32}$`)
 	hex16 := regexp.MustCompile(`^[0-9a-f]{16}$`)
 	levels := map[string]int{}
@@ -79,12 +63,13 @@ func TestExample(t *testing.T) {
 			t.Errorf("error line without a stack: %+v", l)
 		}
 	}
-	if levels["debug"] != steps || levels["warn"] != 1 || levels["error"] != 1 || levels["info"] < 3*steps {
+	if levels["debug"] != len(allDebug()) || levels["warn"] != 1 || levels["error"] != 1 || levels["info"] < 3*steps {
 		t.Errorf("levels on stdout: %v", levels)
 	}
 
 	// The backend's view: one trace per step, each with its spans and log
-	// lines; the Debug lines never arrived; the error has its stack.
+	// lines; the Debug lines of the failing step only, held until it
+	// failed; the error has its stack.
 	if n := strings.Count(report, "\ntrace "); n != steps {
 		t.Errorf("report has %d traces, want %d:\n%s", n, steps, report)
 	}
@@ -100,8 +85,15 @@ func TestExample(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
-	if strings.Contains(report, "prefetch queue") {
-		t.Errorf("a Debug line reached the backend:\n%s", report)
+	// The report's traces come in time order, step by step.
+	for i, section := range strings.Split(report, "\ntrace ")[1:] {
+		want := 0
+		if i+1 == steps {
+			want = len(stepDebug(steps))
+		}
+		if got := strings.Count(section, "DEBUG trainer."); got != want {
+			t.Errorf("step %d's trace has %d Debug lines in the backend, want %d:\n%s", i+1, got, want, section)
+		}
 	}
 	// Each log line sits under the span it was logged in.
 	for _, pair := range [][2]string{
@@ -145,8 +137,9 @@ func TestExampleWithCollector(t *testing.T) {
 	}
 	logs, spans := collector.Counts()
 	// Info and above: 2 untraced + per step batch ready and step done, a
-	// checkpoint line every other step, one warning and one error.
-	if want := 2 + 2*steps + steps/2 + 2; logs != want {
+	// checkpoint line every other step, one warning and one error; and
+	// the failing step's Debug lines.
+	if want := 2 + 2*steps + steps/2 + 2 + len(stepDebug(steps)); logs != want {
 		t.Errorf("the collector received %d log records, want %d", logs, want)
 	}
 	if want := steps * 3; spans < want {
@@ -158,9 +151,71 @@ func TestExampleWithCollector(t *testing.T) {
 			break
 		}
 	}
+	checkShippedInOrder(t, collector.Logs())
 	var report bytes.Buffer
 	collector.Report(&report)
 	if !strings.Contains(report.String(), "span train_step") || !strings.Contains(report.String(), "gradient norm clipped") {
 		t.Errorf("the collector's view:\n%s", report.String())
 	}
+}
+
+// checkShippedInOrder: the failing step's Debug lines arrived before its
+// error, in the order logged, each with its own time; no other Debug line
+// arrived.
+func checkShippedInOrder(t *testing.T, logs []otlpview.Log) {
+	t.Helper()
+	failing := ""
+	for _, l := range logs {
+		if strings.EqualFold(l.Severity, "error") {
+			failing = l.TraceID
+		}
+	}
+	var debug []string
+	var last time.Time
+	for _, l := range logs {
+		switch {
+		case l.TraceID == failing && strings.EqualFold(l.Severity, "error"):
+			if want := stepDebug(steps); !slices.Equal(debug, want) {
+				t.Errorf("before the error, the failing trace's Debug lines arrived as %q, want %q", debug, want)
+			}
+			return
+		case !strings.EqualFold(l.Severity, "debug"):
+		case l.TraceID != failing:
+			t.Errorf("a Debug line of a trace that did not fail arrived: %s", l.Line())
+		case !l.Time.After(last):
+			t.Errorf("Debug line %q arrived with time %v, not after the one before it (%v)", l.Body.GetStringValue(), l.Time, last)
+		default:
+			debug, last = append(debug, l.Body.GetStringValue()), l.Time
+		}
+	}
+	t.Errorf("no error line arrived")
+}
+
+// line is a line of the example's JSON log.
+type line struct {
+	Level, Logger, Msg string
+	TS                 float64 `json:"ts"`
+	TraceID            string  `json:"trace_id"`
+	SpanID             string  `json:"span_id"`
+	Stacktrace         string
+	Ctx                any `json:"ctx"`
+}
+
+// jsonLines parses the example's JSON log.
+func jsonLines(t *testing.T, text string) []line {
+	t.Helper()
+	var lines []line
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("stdout line is not JSON: %v: %q", err, sc.Text())
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }

@@ -3,7 +3,8 @@ package main
 // The -victorialogs mode: the same training run, its logs sent over
 // OTLP/HTTP to VictoriaLogs, a log database started here as a process on
 // 127.0.0.1, and for each trace the LogsQL query and the web UI link that
-// show its lines.
+// show its lines, and how many of them are Debug: the failing step's, none
+// of the others'.
 //
 // VictoriaLogs is built from Go modules, in the tool module
 // integration/victorialogs of this checkout, into the user cache
@@ -16,8 +17,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/zaplens/zaplens/internal/victorialogs"
 	"github.com/zaplens/zaplens/otlplog"
@@ -56,7 +55,7 @@ func runVictoriaLogs(ctx context.Context, stdout, progress io.Writer, hold func(
 	}
 	// VictoriaLogs stores logs, not spans: the spans are made for their
 	// ids, which every line carries, and exported nowhere.
-	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(exampleResource()))
+	tp := newTracerProvider()
 	traces, err := simulate(ctx, stdout, lp, tp)
 	if err != nil {
 		return err
@@ -75,12 +74,28 @@ func runVictoriaLogs(ctx context.Context, stdout, progress io.Writer, hold func(
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "\ntrace %s (step %d): %d lines\n  LogsQL: %s\n  vmui:   %s\n", id, i+1, n, query, srv.QueryUIURL(query))
+		debug, err := srv.Count(ctx, query+" "+debugLines)
+		if err != nil {
+			return err
+		}
+		failed := ""
+		if i+1 == steps {
+			failed = ", failed"
+		}
+		fmt.Fprintf(stdout, "\ntrace %s (step %d%s): %d lines, %d Debug\n  LogsQL: %s\n  vmui:   %s\n", id, i+1, failed, n, debug, query, srv.QueryUIURL(query))
 	}
+	// The hold: the failing step's Debug lines, held in its trace and
+	// shipped when it logged its error; the other steps' were freed when
+	// their root spans ended.
+	failing := "trace_id:=" + traces[steps-1].String() + " " + debugLines
+	fmt.Fprintf(stdout, "\nthe Debug lines of the failing step, held until it failed (the other steps' were dropped):\n  LogsQL: %s\n  vmui:   %s\n", failing, srv.QueryUIURL(failing))
 	all := fmt.Sprintf("service.name:=%q", service)
 	fmt.Fprintf(stdout, "\nevery line of the run:\n  LogsQL: %s\n  vmui:   %s\n", all, srv.QueryUIURL(all))
 	return hold(ctx, srv)
 }
+
+// debugLines is the LogsQL filter of Debug lines.
+const debugLines = "severity_text:=debug"
 
 // untilInterrupt keeps VictoriaLogs running until Ctrl-C, or until it
 // exits on its own.

@@ -1,6 +1,7 @@
 // Command service is the README's complete service: a net/http server whose
 // requests are spans (otelhttp), whose zap lines print with their trace ids,
-// and whose spans and log records go to the same OTLP endpoint. The README
+// and whose spans and log records go to the same OTLP endpoint; a request
+// that fails (/hello?fail, a 500) sends its Debug lines too. The README
 // shows this file from "package main" on; a test keeps the two the same.
 //
 //	OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4317 go run .
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/holdspan"
 	"github.com/zaplens/zaplens/otlplog"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
@@ -40,6 +42,7 @@ func main() {
 		log.Fatal(err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans),
+		sdktrace.WithSpanProcessor(holdspan.New()), // a failed request ships its held Debug lines
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "checkout"))))
 	otel.SetTracerProvider(tp)
 	otel.SetTextMapPropagator(propagation.TraceContext{})
@@ -50,11 +53,17 @@ func main() {
 		log.Print(err) // provider is a working no-op: logging goes on
 	}
 	base, _ := zap.NewProduction()
-	logger := base.WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider)))
+	logger := base.WithOptions(zaplens.WrapCore(zaplens.WithLoggerProvider(provider),
+		zaplens.WithHold(zap.DebugLevel))) // Debug lines held per request, sent if it fails
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
 		log := logger.With(zaplens.Context(r.Context())) // this request's span
+		log.Debug("request", zap.String("query", r.URL.RawQuery))
+		if r.URL.Query().Has("fail") {
+			http.Error(w, "failed", http.StatusInternalServerError) // otelhttp marks the span
+			return
+		}
 		log.Info("hello", zap.String("path", r.URL.Path))
 		fmt.Fprintln(w, "hello")
 	})

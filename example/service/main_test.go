@@ -88,6 +88,7 @@ type collector struct {
 	coltrace.UnimplementedTraceServiceServer
 	mu         sync.Mutex
 	logTraces  []string // the trace id of each log record
+	logLevels  []string // the severity text of each log record
 	spanTraces []string // the trace id of each span
 }
 
@@ -98,6 +99,7 @@ func (c *collector) Export(_ context.Context, req *collogs.ExportLogsServiceRequ
 		for _, sl := range rl.ScopeLogs {
 			for _, r := range sl.LogRecords {
 				c.logTraces = append(c.logTraces, hex.EncodeToString(r.TraceId))
+				c.logLevels = append(c.logLevels, r.SeverityText)
 			}
 		}
 	}
@@ -142,6 +144,7 @@ func freePort(t *testing.T) string {
 // A run is the service started against an endpoint, its stderr read as
 // it comes, each line with the time it came.
 type run struct {
+	port  string
 	cmd   *exec.Cmd
 	mu    sync.Mutex
 	lines []string
@@ -171,7 +174,7 @@ func (r *run) first(s string) time.Time {
 func start(t *testing.T, bin, endpoint string) *run {
 	t.Helper()
 	port := freePort(t)
-	r := &run{cmd: exec.Command(bin), done: make(chan struct{})}
+	r := &run{port: port, cmd: exec.Command(bin), done: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), "PORT="+port, "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
 	pipe, err := r.cmd.StderrPipe()
 	if err != nil {
@@ -219,7 +222,9 @@ func (r *run) stop(t *testing.T) (time.Time, time.Duration) {
 }
 
 // A new user's first run: the line of a request reaches the collector with
-// the trace id of that request's span, which reaches it too.
+// the trace id of that request's span, which reaches it too. A request
+// that fails brings its held Debug line, with its trace id; the one that
+// succeeded brings its Info line only.
 func TestServiceShipsCorrelatedLines(t *testing.T) {
 	bin := build(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -234,19 +239,37 @@ func TestServiceShipsCorrelatedLines(t *testing.T) {
 	defer s.Stop()
 
 	r := start(t, bin, "http://"+l.Addr().String())
+	resp, err := http.Get("http://127.0.0.1:" + r.port + "/hello?fail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("/hello?fail answered %s", resp.Status)
+	}
 	if _, d := r.stop(t); d > 2*time.Second {
 		t.Errorf("stopped in %v with the collector answering", d)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.logTraces) != 1 || len(c.spanTraces) != 1 {
-		t.Fatalf("got %d log records and %d spans, want 1 and 1; stderr:\n%s", len(c.logTraces), len(c.spanTraces), r.stderr())
+	if len(c.logTraces) != 2 || len(c.spanTraces) != 2 {
+		t.Fatalf("got %d log records and %d spans, want 2 and 2; stderr:\n%s", len(c.logTraces), len(c.spanTraces), r.stderr())
 	}
-	if c.logTraces[0] != c.spanTraces[0] || c.logTraces[0] == strings.Repeat("0", 32) {
-		t.Errorf("the line's trace id %s is not its span's %s", c.logTraces[0], c.spanTraces[0])
+	// Each request's span has one line: the good one's Info, the failed
+	// one's Debug.
+	levels := map[string]string{}
+	for i, id := range c.logTraces {
+		levels[id] += c.logLevels[i]
 	}
-	if !strings.Contains(r.stderr(), `"trace_id":"`+c.spanTraces[0]+`"`) {
-		t.Errorf("the printed line has no trace_id %s:\n%s", c.spanTraces[0], r.stderr())
+	good, failed := c.spanTraces[0], c.spanTraces[1]
+	if levels[good] != "info" {
+		good, failed = failed, good
+	}
+	if levels[good] != "info" || levels[failed] != "debug" {
+		t.Errorf("log records %q in traces %q; spans in traces %q: want one info and one debug line, each in its own span's trace", c.logLevels, c.logTraces, c.spanTraces)
+	}
+	if !strings.Contains(r.stderr(), `"trace_id":"`+good+`"`) {
+		t.Errorf("the printed line has no trace_id %s:\n%s", good, r.stderr())
 	}
 }
 
