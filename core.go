@@ -328,7 +328,7 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 	var rec otlpwire.Record
 	if s.wire != nil {
 		setWireRecord(&rec, ent, sev, sc, event)
-		if span == nil && !r.nested && c.writeDirect(s, e, &rec, ent, fields, held, sc) {
+		if span == nil && !r.nested && c.writeDirect(s, e, &rec, ent, fields, held) {
 			return
 		}
 	}
@@ -348,7 +348,7 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 		}
 		b, cut := s.wire.AppendAttributes(e.record[:0], rec, attrs)
 		e.keepRecord(b)
-		if !c.b.hold.keepWire(sc, rec.Observed, s.wire, &s.terms.Limits, b, cut) {
+		if !c.b.hold.keepWire(sc.TraceID(), rec.Observed, s.wire, &s.terms.Limits, b, cut) {
 			s.wire.Enqueue(b, cut) // its trace failed meanwhile
 		}
 		return
@@ -360,16 +360,6 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 		return
 	}
 	c.b.emit(ctx, s.logger, &lrec)
-}
-
-// route is check, and with WithHold, for an entry the levels leave out
-// but the hold level takes, the scope to hold it for: held is true then.
-func (b *bridge) route(l zapcore.Level, name string) (s *scope, held bool) {
-	if s = b.check(l, name); s.bridged || !b.cfg.hold.holds(l) {
-		return s, false
-	}
-	s = b.scope(name)
-	return s, s.bridged
 }
 
 // shipHeld ships what the bridge holds for trace id, outside the store's
@@ -472,20 +462,31 @@ func (e *attrEncoder) addEntry(ent *zapcore.Entry) {
 	}
 }
 
-// check decides Check: level first, as cheap as zap's own, then the name.
-// It returns the scope to emit to, not bridged when either filter says no.
-// With WithLevelFor, the first test is what any logger wants, and the
-// name's own level, cached with its scope, decides. The scope is shared:
-// read it, never change it.
-func (b *bridge) check(l zapcore.Level, name string) *scope {
+// route decides Check: level first, as cheap as zap's own, then the name.
+// It returns the scope to emit to, not bridged when either filter says no,
+// unless WithHold's level takes the entry: held is true then, and the
+// scope is the one to hold it for. With WithLevelFor, the first test is
+// what any logger wants, and the name's own level, cached with its scope,
+// decides. The scope is shared: read it, never change it.
+func (b *bridge) route(l zapcore.Level, name string) (s *scope, held bool) {
 	if !b.level.Enabled(l) {
-		return &noScope
+		return b.holdScope(l, name)
+	}
+	s = b.scope(name)
+	if b.perName && !s.level.Enabled(l) {
+		return b.holdScope(l, name)
+	}
+	return s, false
+}
+
+// holdScope is the scope to hold an entry the levels leave out for, if
+// WithHold's level takes it.
+func (b *bridge) holdScope(l zapcore.Level, name string) (*scope, bool) {
+	if b.hold == nil || !b.cfg.hold.holds(l) {
+		return &noScope, false
 	}
 	s := b.scope(name)
-	if b.perName && !s.level.Enabled(l) {
-		return &noScope
-	}
-	return s
+	return s, s.bridged
 }
 
 // noScope is where an entry the filters keep out goes: nowhere.

@@ -138,12 +138,12 @@ func newHoldStore(cfg holdConfig) *holdStore {
 	return s
 }
 
-// keepWire holds b, a record for w, in sc's trace; false when the trace
-// is failing, and b is to be written at once.
-func (s *holdStore) keepWire(sc trace.SpanContext, now time.Time, w direct.Logger, lim *otlpwire.Limits, b []byte, cut bool) bool {
+// keepWire holds b, a record for w, in trace id; false when the trace is
+// failing, and b is to be written at once.
+func (s *holdStore) keepWire(id trace.TraceID, now time.Time, w direct.Logger, lim *otlpwire.Limits, b []byte, cut bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.trace(sc.TraceID(), now)
+	t := s.trace(id, now)
 	if t.failing {
 		return false
 	}

@@ -77,7 +77,7 @@ func (b *bridge) encodeWith(c *Core) wireWith {
 // the direct way and queues it, or reports false, having queued nothing,
 // when the entry needs the general way. e is scratch for fields of other
 // kinds, and is left empty.
-func (c *Core) writeDirect(s *scope, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field, held bool, sc trace.SpanContext) bool {
+func (c *Core) writeDirect(s *scope, e *attrEncoder, rec *otlpwire.Record, ent *zapcore.Entry, fields []zapcore.Field, held bool) bool {
 	t := &s.terms
 	if !c.wire.ok || !t.Direct {
 		// With fields the direct way leaves to the general one, or a
@@ -92,7 +92,7 @@ func (c *Core) writeDirect(s *scope, e *attrEncoder, rec *otlpwire.Record, ent *
 	if !ok || len(b) > t.MaxRecordBytes {
 		return false // a record too large is cut, the general way
 	}
-	if !held || !c.b.hold.keepWire(sc, rec.Observed, s.wire, &t.Limits, b, false) {
+	if !held || !c.b.hold.keepWire(rec.TraceID, rec.Observed, s.wire, &t.Limits, b, false) {
 		s.wire.Enqueue(b, false)
 	}
 	return true
