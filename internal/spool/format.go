@@ -260,7 +260,7 @@ func parse(b []byte, keep bool) (*contents, error) {
 	case v < 1:
 		return nil, errNotSegment
 	}
-	start := int(order.Uint32(b[offHeader:]))
+	start := framesStart(b)
 	size := int(order.Uint64(b[offSize:]))
 	if start < headerSize || start > len(b) || start%4 != 0 {
 		return nil, errNotSegment
@@ -357,6 +357,28 @@ func framePayload(b []byte, off int) []byte {
 // markSettled sets the settled mark in the length of the frame at off, by
 // one aligned store.
 func markSettled(b []byte, off int) { storeUint32(b[off:], order.Uint32(b[off:])|settledBit) }
+
+// framesStart is where b's frames start: the header's size, unless that
+// word is damaged. The first frame is the resource, so a size that does
+// not lead to one, while the only size any version has written does, is
+// taken for a damaged word: trusted, it would skip frames (the scopes'
+// among them, which the records after them need).
+func framesStart(b []byte) int {
+	start := int(order.Uint32(b[offHeader:]))
+	if start != headerSize && !resourceAt(b, start) && resourceAt(b, headerSize) {
+		return headerSize
+	}
+	return start
+}
+
+// resourceAt tells whether a sound resource frame is at off.
+func resourceAt(b []byte, off int) bool {
+	if off < headerSize || off%4 != 0 || off+frameHead > len(b) {
+		return false
+	}
+	f, _, ok := readFrame(b, off)
+	return ok && f.kind == kindResource
+}
 
 // frameLen is the body length of the frame at off, its settled mark
 // taken off.
