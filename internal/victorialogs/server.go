@@ -38,6 +38,9 @@ type Options struct {
 	// Output receives the process's own log; nil keeps only its last
 	// lines, for the errors Start and Wait return.
 	Output io.Writer
+	// Args are more flags: -storageNode=... makes the process a cluster's
+	// vlinsert or vlselect.
+	Args []string
 }
 
 // Start starts bin and waits until it answers /health, at most 30 s.
@@ -59,6 +62,7 @@ func Start(ctx context.Context, bin string, o Options) (*Server, error) {
 		// The data of a test or of the example is hours old at most.
 		"-retentionPeriod=1d",
 	)
+	s.cmd.Args = append(s.cmd.Args, o.Args...)
 	var w io.Writer = s.out
 	if o.Output != nil {
 		w = io.MultiWriter(s.out, o.Output)
@@ -110,6 +114,9 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 
 // Addr is "127.0.0.1:PORT".
 func (s *Server) Addr() string { return s.addr }
+
+// Pid is the process's id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // LogsURL is the OTLP/HTTP logs endpoint, the full URL to give
 // otlplog.WithEndpoint (a URL with a path is used as given).

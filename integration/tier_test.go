@@ -1,0 +1,477 @@
+//go:build linux
+
+package integration
+
+// A fleet behind a Collector tier (issue 35), every part a real process:
+// three gateway replicas of the Collector built from deploy/'s manifest
+// (internal/otelcol), running deploy/gateway.yaml (tier_gateway_test.go
+// says what the test changes) with its persistent queue, on 127.0.0.2, .3
+// and .4, one port; a name that resolves to the three, served by the
+// test's own DNS server (tier_dns_test.go); a VictoriaLogs cluster of two
+// storage nodes, a vlinsert and a vlselect, the same binary as the other
+// VictoriaLogs tests; and eight services (tier_child_test.go), each its own
+// zaplens pipeline with a spool, half over OTLP/gRPC and half over
+// OTLP/HTTP, logging bursts of lines, each burst a trace.
+//
+// During the run one gateway is killed (SIGKILL) and started again on its
+// queue, one storage node is stopped for 20 s and started again, and one
+// service is killed (SIGKILL) and started again on its spool. Then, through
+// vlselect: every line whose logging call returned is stored, duplicates
+// are counted, and every burst is found by its trace id. The test reports
+// each replica's share of the records (its own count of accepted records),
+// the lines per second, and the CPU each process spent.
+//
+//	ZAPLENS_TIER=long go test -run '^TestTier$' -v -timeout 30m .
+//	  ZAPLENS_TIER_DURATION=2m (default 60s, at least 40s): how long the services log
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/internal/otelcol"
+	"github.com/zaplens/zaplens/internal/victorialogs"
+)
+
+// tierSettings is read when the package is initialised: TestMain clears
+// every ZAPLENS_* variable before the tests.
+var tierSettings = readTierSettings()
+
+type tierMode struct {
+	on       bool
+	duration time.Duration
+	err      error
+}
+
+func readTierSettings() tierMode {
+	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second}
+	if v := os.Getenv("ZAPLENS_TIER_DURATION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 40*time.Second {
+			err = fmt.Errorf("%v is shorter than the 40 s the faults need", d)
+		}
+		m.duration, m.err = d, err
+	}
+	return m
+}
+
+// The fleet.
+const (
+	tierName       = "gateway.tier.test"
+	tierServices   = 8
+	tierGoroutines = 2
+	tierBurst      = 200 // lines per goroutine per burst: one trace
+	tierPause      = 100 * time.Millisecond
+	tierBatch      = 512 // the services' batch: the size of one request
+)
+
+var tierHosts = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
+
+// tierPorts are the gateway replicas' ports, the same on each address.
+type tierPorts struct{ grpc, http, health, metrics int }
+
+// tier is the running tier.
+type tier struct {
+	t        *testing.T
+	root     string
+	otelBin  string
+	vlBin    string
+	ports    tierPorts
+	dns      *tierDNS
+	gwConfig string
+	gateways []*tierGateway
+	storage  []*victorialogs.Server
+	vlinsert *victorialogs.Server
+	vlselect *victorialogs.Server
+	services []*tierService
+}
+
+// tierGateway is one replica, over its lives.
+type tierGateway struct {
+	host     string
+	proc     *otelcol.Process
+	mu       sync.Mutex
+	accepted []float64 // per life, its last count of log records accepted
+	sent     []float64 // per life, its last count of log records its exporter sent
+}
+
+// tierService is one service, over its lives.
+type tierService struct {
+	name  string
+	proto Proto
+	dir   string
+	lives []*tierLife
+}
+
+type tierLife struct {
+	proc     *childproc.Proc
+	stderr   *e2eBuffer
+	progress string
+	killed   bool
+	logged   []uint64 // per goroutine
+	report   *tierChildReport
+}
+
+func TestTier(t *testing.T) {
+	mode := tierSettings
+	if mode.err != nil {
+		t.Fatal(mode.err)
+	}
+	if !mode.on {
+		t.Skip("the Collector tier runs in the long mode only: ZAPLENS_TIER=long go test -run '^TestTier$' -v -timeout 30m .")
+	}
+	tr := &tier{t: t, root: tierWorkDir(t)}
+	tr.build()
+	tr.startCluster()
+	tr.startGateways()
+	tr.startServices()
+	stopScrape := tr.scrape()
+
+	start := time.Now()
+	d := mode.duration
+	at := func(frac float64) { time.Sleep(time.Until(start.Add(time.Duration(frac * float64(d))))) }
+	events := []string{}
+	note := func(format string, args ...any) {
+		s := fmt.Sprintf("%6.1fs  ", time.Since(start).Seconds()) + fmt.Sprintf(format, args...)
+		events = append(events, s)
+		t.Log(s)
+	}
+	note("8 services logging; 3 gateways; 2 storage nodes")
+
+	at(1.0 / 6)
+	tr.restartGateway(1, note)
+
+	at(2.0 / 6)
+	note("storage node 1 (%s) stopped", tr.storage[1].Addr())
+	tr.storage[1].Stop()
+	restartStorageAt := time.Now().Add(20 * time.Second)
+
+	at(3.0 / 6)
+	tr.restartService(3, note)
+
+	time.Sleep(time.Until(restartStorageAt))
+	tr.restartStorage(1)
+	note("storage node 1 started again, after 20 s")
+
+	at(1)
+	cpu := tr.cpu()
+	tr.stopServices()
+	logging := time.Since(start)
+	note("services stopped")
+	stored := tr.drain(note)
+	stopScrape()
+	tr.report(logging, stored, cpu)
+}
+
+// tierWorkDir is the run's directory: the processes' data and logs, kept
+// when the test fails.
+func tierWorkDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "zaplens-tier-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the run's data and the gateways' logs are kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
+}
+
+// build finds or builds the Collector and VictoriaLogs.
+func (tr *tier) build() {
+	t := tr.t
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	bin, err := otelcol.Binary(ctx, tLogWriter{t})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.otelBin = bin
+	t.Logf("Collector %s ready in %v", bin, time.Since(start).Round(time.Millisecond))
+	tr.vlBin = vlBinary(t)
+}
+
+// tLogWriter writes to the test's log.
+type tLogWriter struct{ t *testing.T }
+
+func (w tLogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// startCluster starts two storage nodes, a vlinsert and a vlselect.
+func (tr *tier) startCluster() {
+	for i := range 2 {
+		tr.storage = append(tr.storage, tr.startVL("", fmt.Sprintf("storage-%d", i)))
+	}
+	nodes := "-storageNode=" + tr.storage[0].Addr() + "," + tr.storage[1].Addr()
+	tr.vlinsert = tr.startVL("", "vlinsert", nodes, "-select.disable")
+	tr.vlselect = tr.startVL("", "vlselect", nodes, "-insert.disable")
+}
+
+func (tr *tier) startVL(addr, name string, args ...string) *victorialogs.Server {
+	t := tr.t
+	s, err := victorialogs.Start(context.Background(), tr.vlBin, victorialogs.Options{Addr: addr, DataDir: filepath.Join(tr.root, name), Args: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func (tr *tier) restartStorage(i int) {
+	tr.storage[i] = tr.startVL(tr.storage[i].Addr(), fmt.Sprintf("storage-%d", i))
+}
+
+// startGateways starts the three replicas, on one set of ports free on
+// every address, and the DNS server that names them.
+func (tr *tier) startGateways() {
+	t := tr.t
+	tr.ports = tierPorts{grpc: tierFreePort(t), http: tierFreePort(t), health: tierFreePort(t), metrics: tierFreePort(t)}
+	tr.gwConfig = tierGatewayConfig(t, tr.root)
+	for _, h := range tierHosts {
+		gw := &tierGateway{host: h}
+		tr.gateways = append(tr.gateways, gw)
+		tr.startGateway(gw)
+	}
+	tr.dns = startTierDNS(t, tierName, tierHosts)
+}
+
+// tierFreePort is a port free on every address of tierHosts at once.
+func tierFreePort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		l, err := net.Listen("tcp", tierHosts[0]+":0")
+		if err != nil {
+			t.Fatalf("cannot listen on %s (the tier needs 127.0.0.0/8 on the loopback interface): %v", tierHosts[0], err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		free := true
+		for _, h := range tierHosts[1:] {
+			m, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
+			if err != nil {
+				free = false
+				break
+			}
+			m.Close()
+		}
+		l.Close()
+		if free {
+			return port
+		}
+	}
+	t.Fatal("no port free on every replica's address")
+	return 0
+}
+
+func (tr *tier) startGateway(gw *tierGateway) {
+	t := tr.t
+	dir := filepath.Join(tr.root, "gateway-"+gw.host)
+	out, err := os.OpenFile(dir+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	hp := func(port int) string { return net.JoinHostPort(gw.host, strconv.Itoa(port)) }
+	p, err := otelcol.Start(context.Background(), tr.otelBin, otelcol.Options{
+		Configs: []string{tr.gwConfig, tierTelemetryConfig(t, tr.root, gw.host, tr.ports.metrics)},
+		Env: []string{
+			"GATEWAY_GRPC_ENDPOINT=" + hp(tr.ports.grpc),
+			"GATEWAY_HTTP_ENDPOINT=" + hp(tr.ports.http),
+			"GATEWAY_HEALTH_ENDPOINT=" + hp(tr.ports.health),
+			"GATEWAY_QUEUE_DIR=" + filepath.Join(dir, "queue"),
+			"VICTORIALOGS_URL=http://" + tr.vlinsert.Addr(),
+			// No Jaeger: the traces pipeline runs, and nothing sends it a span.
+			"JAEGER_OTLP_ENDPOINT=127.0.0.1:9",
+		},
+		Health: hp(tr.ports.health),
+		Output: out,
+	})
+	if err != nil {
+		t.Fatalf("gateway %s: %v", gw.host, err)
+	}
+	t.Cleanup(p.Stop)
+	gw.mu.Lock()
+	gw.proc = p
+	gw.accepted = append(gw.accepted, 0)
+	gw.sent = append(gw.sent, 0)
+	gw.mu.Unlock()
+}
+
+// restartGateway kills replica i with SIGKILL and starts it again on its
+// address and its queue directory.
+func (tr *tier) restartGateway(i int, note func(string, ...any)) {
+	gw := tr.gateways[i]
+	tr.scrapeOne(gw) // its last count before it dies
+	gw.proc.Kill()
+	note("gateway %s killed (SIGKILL)", gw.host)
+	start := time.Now()
+	tr.startGateway(gw)
+	note("gateway %s started again on its queue, healthy after %v", gw.host, time.Since(start).Round(time.Millisecond))
+}
+
+// scrape reads every replica's count of accepted records every 500 ms,
+// until the returned function is called.
+func (tr *tier) scrape() (stop func()) {
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			for _, gw := range tr.gateways {
+				tr.scrapeOne(gw)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		for _, gw := range tr.gateways {
+			tr.scrapeOne(gw)
+		}
+	}
+}
+
+// The replicas' own counts: what the receiver accepted (answered as
+// taken), and what the exporter to VictoriaLogs sent.
+const (
+	tierAcceptedMetric = "otelcol_receiver_accepted_log_records"
+	tierSentMetric     = "otelcol_exporter_sent_log_records"
+)
+
+func (tr *tier) scrapeOne(gw *tierGateway) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	url := fmt.Sprintf("http://%s/metrics", net.JoinHostPort(gw.host, strconv.Itoa(tr.ports.metrics)))
+	accepted, err := otelcol.Metric(ctx, url, tierAcceptedMetric)
+	if err != nil {
+		return // a replica down or starting
+	}
+	sent, err := otelcol.Metric(ctx, url, tierSentMetric)
+	if err != nil {
+		return
+	}
+	gw.mu.Lock()
+	defer gw.mu.Unlock()
+	life := len(gw.accepted) - 1
+	gw.accepted[life] = max(gw.accepted[life], accepted)
+	gw.sent[life] = max(gw.sent[life], sent)
+}
+
+// The services.
+
+func (tr *tier) startServices() {
+	for i := range tierServices {
+		s := &tierService{name: fmt.Sprintf("tier-svc-%d", i), proto: GRPC, dir: filepath.Join(tr.root, fmt.Sprintf("spool-%d", i))}
+		if i%2 == 1 {
+			s.proto = HTTP
+		}
+		tr.services = append(tr.services, s)
+		tr.startLife(s)
+	}
+	for _, s := range tr.services {
+		s.lives[0].proc.Expect("ready")
+	}
+}
+
+func (tr *tier) startLife(s *tierService) *tierLife {
+	t := tr.t
+	life := len(s.lives)
+	l := &tierLife{stderr: &e2eBuffer{}, progress: filepath.Join(tr.root, fmt.Sprintf("progress-%s-%d", s.name, life))}
+	if err := os.WriteFile(l.progress, make([]byte, progWords*8), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := tr.ports.grpc
+	if s.proto == HTTP {
+		port = tr.ports.http
+	}
+	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
+		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierPause,
+		BatchSize: tierBatch, Progress: l.progress}
+	b, _ := json.Marshal(cfg)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestTierChild$")
+	cmd.Env = append(os.Environ(), tierChildEnv+"="+string(b))
+	cmd.Stderr = l.stderr
+	l.proc = childproc.Start(t, cmd, func(problem string) string {
+		return fmt.Sprintf("%s life %d: %s; stderr:\n%s", s.name, life, problem, l.stderr)
+	})
+	s.lives = append(s.lives, l)
+	return l
+}
+
+// restartService kills service i with SIGKILL and starts it again on its
+// spool.
+func (tr *tier) restartService(i int, note func(string, ...any)) {
+	s := tr.services[i]
+	l := s.lives[len(s.lives)-1]
+	l.proc.Kill()
+	l.killed = true
+	p, err := readProgress(l.progress, tierGoroutines)
+	if err != nil {
+		tr.t.Fatal(err)
+	}
+	l.logged = p.Logged
+	note("service %s killed (SIGKILL) after %d lines", s.name, sum(l.logged))
+	tr.startLife(s).proc.Expect("ready")
+	note("service %s started again on its spool", s.name)
+}
+
+// stopServices tells every live service to stop logging and shut down,
+// and reads their reports.
+func (tr *tier) stopServices() {
+	for _, s := range tr.services {
+		s.lives[len(s.lives)-1].proc.Send("stop")
+	}
+	for _, s := range tr.services {
+		l := s.lives[len(s.lives)-1]
+		var rep tierChildReport
+		if err := json.Unmarshal([]byte(l.proc.Expect("report ")), &rep); err != nil {
+			tr.t.Fatalf("%s: report: %v", s.name, err)
+		}
+		l.report, l.logged = &rep, rep.Logged
+	}
+}
+
+// cpu is the CPU time each process of the tier has spent so far.
+func (tr *tier) cpu() map[string]time.Duration {
+	m := map[string]time.Duration{}
+	for _, gw := range tr.gateways {
+		m["gateway "+gw.host+" (its last life)"] = procCPU(gw.proc.Pid())
+	}
+	for i, s := range tr.storage {
+		m[fmt.Sprintf("storage-%d (its last life)", i)] = procCPU(s.Pid())
+	}
+	m["vlinsert"] = procCPU(tr.vlinsert.Pid())
+	return m
+}
+
+// procCPU reads a process's user and system time from /proc.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The fields after the command's name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
