@@ -94,6 +94,14 @@ type tier struct {
 	vlinsert *victorialogs.Server
 	vlselect *victorialogs.Server
 	services []*tierService
+	samples  []tierSample // every replica's count, every scrape
+}
+
+// tierSample is every replica's count of accepted records (all its lives)
+// at one scrape.
+type tierSample struct {
+	at       time.Time
+	accepted []float64
 }
 
 // tierGateway is one replica, over its lives.
@@ -103,6 +111,7 @@ type tierGateway struct {
 	mu       sync.Mutex
 	accepted []float64 // per life, its last count of log records accepted
 	sent     []float64 // per life, its last count of log records its exporter sent
+	restart  time.Time // when it was last started again, or zero
 }
 
 // tierService is one service, over its lives.
@@ -321,6 +330,9 @@ func (tr *tier) restartGateway(i int, note func(string, ...any)) {
 	note("gateway %s killed (SIGKILL)", gw.host)
 	start := time.Now()
 	tr.startGateway(gw)
+	gw.mu.Lock()
+	gw.restart = time.Now()
+	gw.mu.Unlock()
 	note("gateway %s started again on its queue, healthy after %v", gw.host, time.Since(start).Round(time.Millisecond))
 }
 
@@ -334,6 +346,7 @@ func (tr *tier) scrape() (stop func()) {
 			for _, gw := range tr.gateways {
 				tr.scrapeOne(gw)
 			}
+			tr.sample()
 			select {
 			case <-done:
 				return
@@ -356,6 +369,20 @@ const (
 	tierAcceptedMetric = "otelcol_receiver_accepted_log_records"
 	tierSentMetric     = "otelcol_exporter_sent_log_records"
 )
+
+// sample keeps every replica's count at this scrape; only the scraping
+// goroutine calls it, and the report reads the samples after it stopped.
+func (tr *tier) sample() {
+	s := tierSample{at: time.Now(), accepted: make([]float64, len(tr.gateways))}
+	for i, gw := range tr.gateways {
+		gw.mu.Lock()
+		for _, v := range gw.accepted {
+			s.accepted[i] += v
+		}
+		gw.mu.Unlock()
+	}
+	tr.samples = append(tr.samples, s)
+}
 
 func (tr *tier) scrapeOne(gw *tierGateway) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

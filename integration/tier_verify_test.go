@@ -201,7 +201,8 @@ func (tr *tier) report(logging time.Duration, rows int, cpu map[string]time.Dura
 	// flight; for the killed gateway, one request of each sender that had
 	// one in flight to it (a service's batch each) and each of its own
 	// requests to VictoriaLogs that its queue had not yet seen answered
-	// (the batch processor's largest batch, per queue consumer).
+	// (the sending queue's largest batch, max_size, per queue consumer,
+	// of which the Collector runs 10 by default).
 	bound := tierBatch + tierServices*tierBatch + 10*16384
 	switch {
 	case lost > 0:
@@ -215,9 +216,57 @@ func (tr *tier) report(logging time.Duration, rows int, cpu map[string]time.Dura
 	if len(missing) > 0 {
 		t.Errorf("%d of %d bursts not found whole by their trace id", len(missing), bursts)
 	}
+	for i, gw := range tr.gateways {
+		if gw.restart.IsZero() {
+			continue
+		}
+		took, ok := tr.takeover(i)
+		switch {
+		case !ok:
+			t.Errorf("gateway %s, started again, never took a quarter of the records in a %v window", gw.host, tierShareWindow)
+		case took > tierTakeoverBound:
+			t.Errorf("gateway %s, started again, took %v to take its share, more than one re-resolution (%v)", gw.host, took, tierTakeoverBound)
+		default:
+			t.Logf("gateway %s, started again, took its share (at least 25%% of a %v window) %v after its start", gw.host, tierShareWindow, took.Round(100*time.Millisecond))
+		}
+	}
 	for i := range tr.gateways {
 		if share := shares[i] / total; share < 0.25 || share > 0.42 {
 			t.Errorf("gateway %s took %.1f%% of the records, outside 25%%..42%%", tr.gateways[i].host, 100*share)
 		}
 	}
+}
+
+// A replica started again must take its share within one re-resolution
+// (internal/transport re-resolves every 10 s, and at once when a
+// connection is lost), measured over windows of 2 s of 500 ms scrapes.
+const (
+	tierShareWindow   = 2 * time.Second
+	tierTakeoverBound = 10*time.Second + tierShareWindow + time.Second
+)
+
+// takeover is how long replica i, started again, took to take its share:
+// from its start to the end of the first window after it in which it
+// accepted at least a quarter of the tier's records.
+func (tr *tier) takeover(i int) (time.Duration, bool) {
+	restart := tr.gateways[i].restart
+	for j, a := range tr.samples {
+		if a.at.Before(restart) {
+			continue
+		}
+		for _, b := range tr.samples[j+1:] {
+			if b.at.Sub(a.at) < tierShareWindow {
+				continue
+			}
+			var total float64
+			for k := range b.accepted {
+				total += b.accepted[k] - a.accepted[k]
+			}
+			if total > 0 && (b.accepted[i]-a.accepted[i])/total >= 0.25 {
+				return b.at.Sub(restart), true
+			}
+			break
+		}
+	}
+	return 0, false
 }
