@@ -23,6 +23,8 @@ package integration
 //
 //	ZAPLENS_TIER=long go test -run '^TestTier$' -v -timeout 30m .
 //	  ZAPLENS_TIER_DURATION=2m (default 60s, at least 40s): how long the services log
+//	  ZAPLENS_TIER_PAUSE=20ms (default 100ms): each goroutine's pause between
+//	  bursts; shorter offers more than the tier takes, to find where it saturates
 
 import (
 	"context"
@@ -50,11 +52,19 @@ var tierSettings = readTierSettings()
 type tierMode struct {
 	on       bool
 	duration time.Duration
+	pause    time.Duration // between a goroutine's bursts: the offered load
 	err      error
 }
 
 func readTierSettings() tierMode {
-	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second}
+	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause}
+	if v := os.Getenv("ZAPLENS_TIER_PAUSE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_PAUSE: %v", err)}
+		}
+		m.pause = d
+	}
 	if v := os.Getenv("ZAPLENS_TIER_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err == nil && d < 40*time.Second {
@@ -70,9 +80,9 @@ const (
 	tierName       = "gateway.tier.test"
 	tierServices   = 8
 	tierGoroutines = 2
-	tierBurst      = 200 // lines per goroutine per burst: one trace
-	tierPause      = 100 * time.Millisecond
-	tierBatch      = 512 // the services' batch: the size of one request
+	tierBurst      = 200                    // lines per goroutine per burst: one trace
+	tierPause      = 100 * time.Millisecond // ZAPLENS_TIER_PAUSE; 32,000 lines/s offered in all
+	tierBatch      = 512                    // the services' batch: the size of one request
 )
 
 var tierHosts = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
@@ -177,9 +187,9 @@ func TestTier(t *testing.T) {
 	tr.stopServices()
 	logging := time.Since(start)
 	note("services stopped")
-	stored := tr.drain(note)
+	stored, drained := tr.drain(note)
 	stopScrape()
-	tr.report(logging, stored, cpu)
+	tr.report(logging, drained.Sub(start), stored, cpu)
 }
 
 // tierWorkDir is the run's directory: the processes' data and logs, kept
@@ -431,7 +441,7 @@ func (tr *tier) startLife(s *tierService) *tierLife {
 		port = tr.ports.http
 	}
 	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
-		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierPause,
+		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierSettings.pause,
 		BatchSize: tierBatch, Progress: l.progress}
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTierChild$")

@@ -17,7 +17,7 @@ import (
 // gateways' queues into VictoriaLogs: the count through vlselect reaches
 // what was logged and stays for 10 s, or stops moving for 60 s, at most 5
 // minutes. It returns the count.
-func (tr *tier) drain(note func(string, ...any)) int {
+func (tr *tier) drain(note func(string, ...any)) (rows int, last time.Time) {
 	var want uint64
 	for _, s := range tr.services {
 		for _, l := range s.lives {
@@ -25,16 +25,16 @@ func (tr *tier) drain(note func(string, ...any)) int {
 		}
 	}
 	deadline := time.Now().Add(5 * time.Minute)
-	last, since := -1, time.Now()
+	prev, since := -1, time.Now()
 	for {
 		n := tr.count("*")
-		if n != last {
-			last, since = n, time.Now()
+		if n != prev {
+			prev, since = n, time.Now()
 		}
 		still := time.Since(since)
 		if (uint64(n) >= want && still >= 10*time.Second) || still >= 60*time.Second || time.Now().After(deadline) {
 			note("%d rows stored of %d lines logged (stable for %v)", n, want, still.Round(time.Second))
-			return n
+			return n, since
 		}
 		time.Sleep(time.Second)
 	}
@@ -126,7 +126,7 @@ func (tr *tier) traces() (bursts int, missing []string) {
 // report counts, logs the figures, and fails the test on a line lost, a
 // record counted failed, a burst not found, or more duplicates than the
 // killed processes' requests in flight can make.
-func (tr *tier) report(logging time.Duration, rows int, cpu map[string]time.Duration) {
+func (tr *tier) report(logging, drained time.Duration, rows int, cpu map[string]time.Duration) {
 	t := tr.t
 	var logged uint64
 	var lost, dups, beyond int
@@ -146,8 +146,9 @@ func (tr *tier) report(logging time.Duration, rows int, cpu map[string]time.Dura
 	for _, s := range perKilled {
 		t.Log(s)
 	}
-	t.Logf("lines per second through the tier: %.0f (%d lines logged in %v, all stored by the end of the drain)",
-		float64(logged)/logging.Seconds(), logged, logging.Round(time.Millisecond))
+	t.Logf("lines per second logged: %.0f (%d lines in %v); stored through the tier: %.0f (%d rows, the last stored %v after the start, within 1 s)",
+		float64(logged)/logging.Seconds(), logged, logging.Round(time.Millisecond),
+		float64(rows)/drained.Seconds(), rows, drained.Round(time.Second))
 
 	var total float64
 	shares := make([]float64, len(tr.gateways))
