@@ -23,10 +23,13 @@ package integration
 //
 //	ZAPLENS_TIER=long go test -run '^TestTier$' -v -timeout 30m .
 //	  ZAPLENS_TIER_DURATION=2m (default 60s, at least 40s): how long the services log
+//	  ZAPLENS_TIER_FAULTS=gateway (default gateway,storage,service): the faults
+//	  to make, to count each one's duplicates alone
 //	  ZAPLENS_TIER_PAUSE=20ms (default 100ms): each goroutine's pause between
 //	  bursts; shorter offers more than the tier takes, to find where it saturates
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,6 +37,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,11 +57,18 @@ type tierMode struct {
 	on       bool
 	duration time.Duration
 	pause    time.Duration // between a goroutine's bursts: the offered load
+	faults   string        // the faults to make, comma-separated: gateway, storage, service
 	err      error
 }
 
+// fault reports whether the run makes the named fault.
+func (m tierMode) fault(name string) bool {
+	return slices.Contains(strings.Split(m.faults, ","), name)
+}
+
 func readTierSettings() tierMode {
-	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause}
+	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause,
+		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service")}
 	if v := os.Getenv("ZAPLENS_TIER_PAUSE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -168,19 +179,28 @@ func TestTier(t *testing.T) {
 	note("8 services logging; 3 gateways; 2 storage nodes")
 
 	at(1.0 / 6)
-	tr.restartGateway(1, note)
+	if mode.fault("gateway") {
+		tr.restartGateway(1, note)
+	}
 
 	at(2.0 / 6)
-	note("storage node 1 (%s) stopped", tr.storage[1].Addr())
-	tr.storage[1].Stop()
-	restartStorageAt := time.Now().Add(20 * time.Second)
+	var restartStorageAt time.Time
+	if mode.fault("storage") {
+		note("storage node 1 (%s) stopped", tr.storage[1].Addr())
+		tr.storage[1].Stop()
+		restartStorageAt = time.Now().Add(20 * time.Second)
+	}
 
 	at(3.0 / 6)
-	tr.restartService(3, note)
+	if mode.fault("service") {
+		tr.restartService(3, note)
+	}
 
-	time.Sleep(time.Until(restartStorageAt))
-	tr.restartStorage(1)
-	note("storage node 1 started again, after 20 s")
+	if !restartStorageAt.IsZero() {
+		time.Sleep(time.Until(restartStorageAt))
+		tr.restartStorage(1)
+		note("storage node 1 started again, after 20 s")
+	}
 
 	at(1)
 	cpu := tr.cpu()
