@@ -115,7 +115,7 @@ func runTierChild(cfg tierChildConfig) {
 		})
 	}
 	wg.Wait()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), tierShutdownTimeout)
 	err = p.Shutdown(ctx)
 	cancel()
 	rep := tierChildReport{Stats: p.Stats()}

@@ -91,9 +91,12 @@ const (
 	tierName       = "gateway.tier.test"
 	tierServices   = 8
 	tierGoroutines = 2
-	tierBurst      = 200                    // lines per goroutine per burst: one trace
-	tierPause      = 100 * time.Millisecond // ZAPLENS_TIER_PAUSE; 32,000 lines/s offered in all
-	tierBatch      = 512                    // the services' batch: the size of one request
+	tierBurst      = 200 // lines per goroutine per burst: one trace
+	// A service's Shutdown: offered more than the tier takes, it spends
+	// all of it and keeps the rest in its spool.
+	tierShutdownTimeout = 60 * time.Second
+	tierPause           = 100 * time.Millisecond // ZAPLENS_TIER_PAUSE; 32,000 lines/s offered in all
+	tierBatch           = 512                    // the services' batch: the size of one request
 )
 
 var tierHosts = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
@@ -500,7 +503,8 @@ func (tr *tier) stopServices() {
 	for _, s := range tr.services {
 		l := s.lives[len(s.lives)-1]
 		var rep tierChildReport
-		if err := json.Unmarshal([]byte(l.proc.Expect("report ")), &rep); err != nil {
+		line := l.proc.ExpectWithin("report ", tierShutdownTimeout+30*time.Second)
+		if err := json.Unmarshal([]byte(line), &rep); err != nil {
 			tr.t.Fatalf("%s: report: %v", s.name, err)
 		}
 		l.report, l.logged = &rep, rep.Logged

@@ -184,6 +184,11 @@ func (tr *tier) report(logging, drained time.Duration, rows int, cpu map[string]
 		t.Logf("%s (%s, life %d): emitted %d exported %d failed %d dropped %d recovered %d (exported %d); CPU %v; shutdown %q",
 			s.name, s.proto.Short(), len(s.lives)-1, st.Emitted, st.Exported, st.Failed, st.Dropped, st.Recovered, st.RecoveredExported,
 			l.report.CPU.Round(time.Millisecond), l.report.ShutdownErr)
+		for _, line := range strings.Split(strings.TrimSpace(l.stderr.String()), "\n") {
+			if line != "" {
+				t.Logf("  %s told: %s", s.name, line)
+			}
+		}
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
 		for k := range cpu {

@@ -81,7 +81,14 @@ func (p *Proc) tell(f func()) {
 // fails the test if stdout ends first or the minute passes.
 func (p *Proc) Expect(prefix string) string {
 	p.t.Helper()
-	timeout := time.After(60 * time.Second)
+	return p.ExpectWithin(prefix, time.Minute)
+}
+
+// ExpectWithin is Expect waiting up to d: for a line that comes only after
+// the child's own deadline (a Shutdown's), which must be shorter than d.
+func (p *Proc) ExpectWithin(prefix string, d time.Duration) string {
+	p.t.Helper()
+	timeout := time.After(d)
 	for {
 		rest, found, ended, changed := p.next(prefix)
 		switch {
@@ -93,7 +100,7 @@ func (p *Proc) Expect(prefix string) string {
 		select {
 		case <-changed:
 		case <-timeout:
-			p.t.Fatal(p.describe(fmt.Sprintf("no %q line within a minute; stdout so far %q", prefix, p.Stdout())))
+			p.t.Fatal(p.describe(fmt.Sprintf("no %q line within %v; stdout so far %q", prefix, d, p.Stdout())))
 		}
 	}
 }
