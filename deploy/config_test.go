@@ -296,9 +296,12 @@ func goModRequires(t *testing.T) map[string]string {
 
 // gatewayConf is gateway.yaml as a map, resolved as the Collector resolves
 // it, for the checks on what the gateway must do.
-func gatewayConf(t *testing.T) *confmap.Conf {
+func gatewayConf(t *testing.T) *confmap.Conf { return resolvedConf(t, "gateway.yaml") }
+
+// resolvedConf is file as a map, resolved as the Collector resolves it.
+func resolvedConf(t *testing.T, file string) *confmap.Conf {
 	t.Helper()
-	abs, err := filepath.Abs("gateway.yaml")
+	abs, err := filepath.Abs(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,6 +412,53 @@ func TestGatewayDoesWhatTheDocsSay(t *testing.T) {
 		}
 		if sizer, _ := exporters.Get(name + "::sending_queue::batch::sizer").(string); sizer != "items" {
 			t.Errorf("exporter %s: sending_queue::batch::sizer %q; want items: batching in the queue, by records", name, sizer)
+		}
+	}
+}
+
+// TestNoBatchProcessor holds every shipped configuration to the gateway's
+// rule: no batch processor, batching in each exporter's queue. The batch
+// processor answers the client before its batch reaches an exporter (its
+// consume puts the data on a channel and returns nil), and drops a batch
+// the exporter refuses ("Sender failed"): acknowledged records lost when a
+// replica is killed (5,632 in TestTier, benchmarks/results/
+// tier-long-a13800d-batchprocessor.txt), and a full queue hidden from the
+// client, which would have retried. The debug exporter, which only
+// prints, is left as it is.
+func TestNoBatchProcessor(t *testing.T) {
+	for _, file := range shippedConfigs(t) {
+		cfg, err := load(t, file)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for id := range cfg.Processors {
+			if id.Type().String() == "batch" {
+				t.Errorf("%s defines the batch processor %s", file, id)
+			}
+		}
+		for pid, p := range cfg.Service.Pipelines {
+			for _, id := range p.Processors {
+				if id.Type().String() == "batch" {
+					t.Errorf("%s: pipeline %s runs the batch processor %s", file, pid, id)
+				}
+			}
+		}
+		exporters, err := resolvedConf(t, file).Sub("exporters")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range cfg.Exporters {
+			queue := id.String() + "::sending_queue"
+			switch id.Type().String() {
+			case "debug":
+				continue
+			case "loadbalancing":
+				// Its queue that batches is each replica's exporter's.
+				queue = id.String() + "::protocol::otlp::sending_queue"
+			}
+			if sizer, _ := exporters.Get(queue + "::batch::sizer").(string); sizer != "items" {
+				t.Errorf("%s: %s::batch::sizer %q; want items: batching in the queue, by records", file, queue, sizer)
+			}
 		}
 	}
 }

@@ -19,6 +19,13 @@
 //
 // sends the logs to VictoriaLogs, a real log database, instead: see
 // victorialogs.go.
+//
+//	go run ./example -tier
+//
+// starts a collector tier on this machine, three Collector replicas under
+// one name and a VictoriaLogs cluster, and a few services that log to it:
+// see tier.go. Both keep what they started running until Ctrl-C; -exit
+// stops it once they have printed.
 package main
 
 import (
@@ -40,6 +47,7 @@ import (
 
 	"github.com/zaplens/zaplens"
 	"github.com/zaplens/zaplens/holdspan"
+	"github.com/zaplens/zaplens/internal/victorialogs"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -47,12 +55,30 @@ func main() {
 	vl := flag.Bool("victorialogs", false, "send the logs to VictoriaLogs, a log database started here on 127.0.0.1 "+
 		"(built from Go modules on first use), print each trace's LogsQL query and the link to its lines in "+
 		"VictoriaLogs's web UI, and keep it running until Ctrl-C")
+	tierMode := flag.Bool("tier", false, "start a collector tier here: three gateway replicas of the Collector built from "+
+		"deploy/ (on first use, minutes) on 127.0.0.2-4 under one name, a VictoriaLogs cluster, and a few services "+
+		"that log to that name; print each replica's share, the web UI's link and a trace's LogsQL query, and keep "+
+		"it running until Ctrl-C")
+	exit := flag.Bool("exit", false, "with -victorialogs or -tier: exit after printing, stopping what was started")
 	flag.Parse()
 	ctx := context.Background()
 	var err error
-	if *vl {
-		err = runVictoriaLogs(ctx, os.Stdout, os.Stderr, untilInterrupt)
-	} else {
+	switch {
+	case *tierMode:
+		err = runTier(ctx, os.Stdout, os.Stderr, func(ctx context.Context, tr *tierRun) error {
+			if *exit {
+				return nil
+			}
+			return untilInterrupt(ctx, "The tier", tr.processes()...)
+		})
+	case *vl:
+		err = runVictoriaLogs(ctx, os.Stdout, os.Stderr, func(ctx context.Context, srv *victorialogs.Server) error {
+			if *exit {
+				return nil
+			}
+			return untilInterrupt(ctx, "VictoriaLogs", named{"VictoriaLogs", srv})
+		})
+	default:
 		err = run(ctx, os.Stdout)
 	}
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 
 	"github.com/zaplens/zaplens/internal/victorialogs"
 	"github.com/zaplens/zaplens/otlplog"
@@ -96,17 +95,3 @@ func runVictoriaLogs(ctx context.Context, stdout, progress io.Writer, hold func(
 
 // debugLines is the LogsQL filter of Debug lines.
 const debugLines = "severity_text:=debug"
-
-// untilInterrupt keeps VictoriaLogs running until Ctrl-C, or until it
-// exits on its own.
-func untilInterrupt(ctx context.Context, srv *victorialogs.Server) error {
-	fmt.Println("\nVictoriaLogs keeps running for you to click; Ctrl-C stops it and removes its data.")
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-srv.Exited():
-		return fmt.Errorf("VictoriaLogs exited:\n%s", srv.Output())
-	}
-}

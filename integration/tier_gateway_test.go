@@ -2,9 +2,9 @@
 
 package integration
 
-// The tier's gateway configuration: deploy/gateway.yaml as shipped, read
-// from the checkout, with the two changes the test's machine needs, each
-// made here and nowhere else:
+// The tier's gateway configuration: deploy/gateway.yaml as shipped, with
+// the two changes the test's machine needs, made in internal/gateways (and
+// nowhere else), which the example's -tier mode runs too:
 //
 //   - the elasticsearch exporter is taken out (its definition and its place
 //     in the logs pipeline): the Go module proxy refuses its module, so the
@@ -14,46 +14,23 @@ package integration
 //     every address, would collide), at which the test reads each
 //     replica's count of accepted records.
 //
-// Everything else (receivers, keepalive, memory_limiter, batch, the
-// otlp_http exporter to VictoriaLogs with its persistent queue, the traces
+// Everything else (receivers, keepalive, memory_limiter, the otlp_http
+// exporter to VictoriaLogs batching in its persistent queue, the traces
 // pipeline to a Jaeger that is not there) runs as shipped, its addresses
 // given by the variables the file reads.
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"slices"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/zaplens/zaplens/internal/gateways"
 )
 
 // tierGatewayConfig writes the gateway configuration into dir and returns
 // its path.
 func tierGatewayConfig(t *testing.T, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "deploy", "gateway.yaml"))
+	path, err := gateways.Config(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := yaml.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	exporters, _ := cfg["exporters"].(map[string]any)
-	if _, ok := exporters["elasticsearch"]; !ok {
-		t.Fatal("deploy/gateway.yaml has no elasticsearch exporter: update tierGatewayConfig")
-	}
-	delete(exporters, "elasticsearch")
-	logs := cfg["service"].(map[string]any)["pipelines"].(map[string]any)["logs"].(map[string]any)
-	logs["exporters"] = slices.DeleteFunc(logs["exporters"].([]any), func(e any) bool { return e == "elasticsearch" })
-	out, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -62,21 +39,8 @@ func tierGatewayConfig(t *testing.T, dir string) string {
 // tierTelemetryConfig is the per-replica part: its metrics at host:port.
 func tierTelemetryConfig(t *testing.T, dir, host string, port int) string {
 	t.Helper()
-	cfg := fmt.Sprintf(`service:
-  telemetry:
-    logs:
-      level: warn
-    metrics:
-      level: normal
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: %q
-                port: %d
-`, host, port)
-	path := filepath.Join(dir, "telemetry-"+host+".yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+	path, err := gateways.TelemetryConfig(dir, host, port)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -33,7 +33,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +44,7 @@ import (
 	"time"
 
 	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/internal/gateways"
 	"github.com/zaplens/zaplens/internal/otelcol"
 	"github.com/zaplens/zaplens/internal/victorialogs"
 )
@@ -99,10 +99,7 @@ const (
 	tierBatch           = 512                    // the services' batch: the size of one request
 )
 
-var tierHosts = []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"}
-
-// tierPorts are the gateway replicas' ports, the same on each address.
-type tierPorts struct{ grpc, http, health, metrics int }
+var tierHosts = gateways.Hosts
 
 // tier is the running tier.
 type tier struct {
@@ -110,8 +107,8 @@ type tier struct {
 	root     string
 	otelBin  string
 	vlBin    string
-	ports    tierPorts
-	dns      *tierDNS
+	ports    gateways.Ports
+	dns      *gateways.DNS
 	gwConfig string
 	gateways []*tierGateway
 	storage  []*victorialogs.Server
@@ -283,7 +280,11 @@ func (tr *tier) restartStorage(i int) {
 // every address, and the DNS server that names them.
 func (tr *tier) startGateways() {
 	t := tr.t
-	tr.ports = tierPorts{grpc: tierFreePort(t), http: tierFreePort(t), health: tierFreePort(t), metrics: tierFreePort(t)}
+	ports, err := gateways.FreePorts(tierHosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.ports = ports
 	tr.gwConfig = tierGatewayConfig(t, tr.root)
 	for _, h := range tierHosts {
 		gw := &tierGateway{host: h}
@@ -291,33 +292,6 @@ func (tr *tier) startGateways() {
 		tr.startGateway(gw)
 	}
 	tr.dns = startTierDNS(t, tierName, tierHosts)
-}
-
-// tierFreePort is a port free on every address of tierHosts at once.
-func tierFreePort(t *testing.T) int {
-	t.Helper()
-	for range 100 {
-		l, err := net.Listen("tcp", tierHosts[0]+":0")
-		if err != nil {
-			t.Fatalf("cannot listen on %s (the tier needs 127.0.0.0/8 on the loopback interface): %v", tierHosts[0], err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		free := true
-		for _, h := range tierHosts[1:] {
-			m, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port)))
-			if err != nil {
-				free = false
-				break
-			}
-			m.Close()
-		}
-		l.Close()
-		if free {
-			return port
-		}
-	}
-	t.Fatal("no port free on every replica's address")
-	return 0
 }
 
 func (tr *tier) startGateway(gw *tierGateway) {
@@ -328,21 +302,10 @@ func (tr *tier) startGateway(gw *tierGateway) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { out.Close() })
-	hp := func(port int) string { return net.JoinHostPort(gw.host, strconv.Itoa(port)) }
-	p, err := otelcol.Start(context.Background(), tr.otelBin, otelcol.Options{
-		Configs: []string{tr.gwConfig, tierTelemetryConfig(t, tr.root, gw.host, tr.ports.metrics)},
-		Env: []string{
-			"GATEWAY_GRPC_ENDPOINT=" + hp(tr.ports.grpc),
-			"GATEWAY_HTTP_ENDPOINT=" + hp(tr.ports.http),
-			"GATEWAY_HEALTH_ENDPOINT=" + hp(tr.ports.health),
-			"GATEWAY_QUEUE_DIR=" + filepath.Join(dir, "queue"),
-			"VICTORIALOGS_URL=http://" + tr.vlinsert.Addr(),
-			// No Jaeger: the traces pipeline runs, and nothing sends it a span.
-			"JAEGER_OTLP_ENDPOINT=127.0.0.1:9",
-		},
-		Health: hp(tr.ports.health),
-		Output: out,
-	})
+	o := gateways.Replica(gw.host, tr.ports, []string{tr.gwConfig, tierTelemetryConfig(t, tr.root, gw.host, tr.ports.Metrics)},
+		filepath.Join(dir, "queue"), tr.vlinsert.Addr())
+	o.Output = out
+	p, err := otelcol.Start(context.Background(), tr.otelBin, o)
 	if err != nil {
 		t.Fatalf("gateway %s: %v", gw.host, err)
 	}
@@ -396,13 +359,6 @@ func (tr *tier) scrape() (stop func()) {
 	}
 }
 
-// The replicas' own counts: what the receiver accepted (answered as
-// taken), and what the exporter to VictoriaLogs sent.
-const (
-	tierAcceptedMetric = "otelcol_receiver_accepted_log_records"
-	tierSentMetric     = "otelcol_exporter_sent_log_records"
-)
-
 // sample keeps every replica's count at this scrape; only the scraping
 // goroutine calls it, and the report reads the samples after it stopped.
 func (tr *tier) sample() {
@@ -420,12 +376,12 @@ func (tr *tier) sample() {
 func (tr *tier) scrapeOne(gw *tierGateway) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	url := fmt.Sprintf("http://%s/metrics", net.JoinHostPort(gw.host, strconv.Itoa(tr.ports.metrics)))
-	accepted, err := otelcol.Metric(ctx, url, tierAcceptedMetric)
+	url := tr.ports.MetricsURL(gw.host)
+	accepted, err := otelcol.Metric(ctx, url, gateways.AcceptedMetric)
 	if err != nil {
 		return // a replica down or starting
 	}
-	sent, err := otelcol.Metric(ctx, url, tierSentMetric)
+	sent, err := otelcol.Metric(ctx, url, gateways.SentMetric)
 	if err != nil {
 		return
 	}
@@ -459,9 +415,9 @@ func (tr *tier) startLife(s *tierService) *tierLife {
 	if err := os.WriteFile(l.progress, make([]byte, progWords*8), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := tr.ports.grpc
+	port := tr.ports.GRPC
 	if s.proto == HTTP {
-		port = tr.ports.http
+		port = tr.ports.HTTP
 	}
 	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
 		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierSettings.pause,

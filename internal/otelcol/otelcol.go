@@ -1,5 +1,6 @@
 // Package otelcol builds the OpenTelemetry Collector of deploy/'s builder
-// manifest, cached, and runs it as a real process, for the tier's tests.
+// manifest, cached, and runs it as a real process, for the tier's tests
+// and the example's -tier mode.
 package otelcol
 
 import (

@@ -1,0 +1,97 @@
+package gateways
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestDNSAnswersTheName: through Go's resolver, as the transport looks
+// names up, the name gives every address, another name none.
+func TestDNSAnswersTheName(t *testing.T) {
+	d, err := StartDNS("gateway.tier.test", Hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	restore := UseDNS(d.Addr())
+	prev := net.DefaultResolver
+	ctx := context.Background()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, "gateway.tier.test")
+	slices.Sort(addrs)
+	if err != nil || !slices.Equal(addrs, Hosts) {
+		t.Errorf("gateway.tier.test resolves to %v (%v), want %v", addrs, err, Hosts)
+	}
+	var dnsErr *net.DNSError
+	if _, err := net.DefaultResolver.LookupHost(ctx, "other.tier.test"); !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+		t.Errorf("other.tier.test: %v, want not found", err)
+	}
+	restore()
+	if net.DefaultResolver == prev {
+		t.Error("UseDNS's restore left its resolver in place")
+	}
+}
+
+// TestConfig: deploy/gateway.yaml less the elasticsearch exporter,
+// everything else as shipped.
+func TestConfig(t *testing.T) {
+	path, err := Config(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Exporters map[string]any
+		Service   struct {
+			Pipelines map[string]struct{ Processors, Exporters []string }
+		}
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Exporters["elasticsearch"]; ok || strings.Contains(string(b), "elasticsearch") {
+		t.Errorf("the elasticsearch exporter is still there:\n%s", b)
+	}
+	logs := cfg.Service.Pipelines["logs"]
+	if !slices.Equal(logs.Exporters, []string{"otlp_http/victorialogs"}) || !slices.Equal(logs.Processors, []string{"memory_limiter"}) {
+		t.Errorf("logs pipeline %+v, want memory_limiter to otlp_http/victorialogs", logs)
+	}
+	if _, ok := cfg.Exporters["otlp_grpc/jaeger"]; !ok {
+		t.Errorf("the traces' exporter is gone:\n%s", b)
+	}
+}
+
+// TestFreePorts: four ports, each free on every replica's address.
+func TestFreePorts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("127.0.0.2-4 are on the loopback interface of Linux only, unless added")
+	}
+	p, err := FreePorts(Hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := []int{p.GRPC, p.HTTP, p.Health, p.Metrics}
+	for _, port := range ports {
+		for _, h := range Hosts {
+			l, err := net.Listen("tcp", At(h, port))
+			if err != nil {
+				t.Fatalf("%s: %v", At(h, port), err)
+			}
+			l.Close()
+		}
+	}
+	slices.Sort(ports)
+	if len(slices.Compact(ports)) != 4 {
+		t.Errorf("ports %+v are not four", p)
+	}
+}
