@@ -17,6 +17,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/toolbin"
 )
 
 // Builder is the Collector's builder, run with `go run`: a tool, never a
@@ -93,21 +95,9 @@ func Binary(ctx context.Context, progress io.Writer) (string, error) {
 		return "", err
 	}
 	h := sha256.Sum256(append(key, Builder...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	bin := filepath.Join(cache, "zaplens", "zaplens-otelcol-"+hex.EncodeToString(h[:])[:12])
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if progress != nil {
-		fmt.Fprintf(progress, "building the Collector of deploy/builder-config.yaml into %s (once; a few minutes)\n", filepath.Dir(bin))
-	}
-	if err := Build(ctx, path, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
+	bin := toolbin.Path("zaplens-otelcol-" + hex.EncodeToString(h[:])[:12])
+	return toolbin.Get(bin, progress, "the Collector of deploy/builder-config.yaml", "once; a few minutes",
+		func(out string) error { return Build(ctx, path, out) })
 }
 
 // Build runs the builder on the manifest at path, less the Refused

@@ -10,18 +10,16 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/toolbin"
 )
 
-// Process is a running Collector.
+// Process is a running Collector: Pid, Exited, Output and Kill are its
+// toolbin.Proc's.
 type Process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // its exit status, once done is closed
-	out  *tail
-	stop sync.Once
+	*toolbin.Proc
 }
 
 // Options are the settings of a Process.
@@ -46,20 +44,13 @@ func Start(ctx context.Context, bin string, o Options) (*Process, error) {
 	for _, c := range o.Configs {
 		args = append(args, "--config", c)
 	}
-	p := &Process{cmd: exec.Command(bin, args...), done: make(chan struct{}), out: &tail{}}
-	p.cmd.Env = append(os.Environ(), o.Env...)
-	var w io.Writer = p.out
-	if o.Output != nil {
-		w = io.MultiWriter(p.out, o.Output)
-	}
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	if err := p.cmd.Start(); err != nil {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	proc, err := toolbin.Start(cmd, 16<<10, o.Output)
+	if err != nil {
 		return nil, err
 	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p := &Process{proc}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
@@ -67,11 +58,11 @@ func Start(ctx context.Context, bin string, o Options) (*Process, error) {
 			return p, nil
 		}
 		select {
-		case <-p.done:
-			return nil, fmt.Errorf("the Collector exited at start (%v):\n%s", p.err, p.out)
+		case <-p.Exited():
+			return nil, fmt.Errorf("the Collector exited at start (%v):\n%s", p.Err(), p.Output())
 		case <-ctx.Done():
 			p.Kill()
-			return nil, fmt.Errorf("the Collector's health check %s did not answer 200 within 60 s:\n%s", o.Health, p.out)
+			return nil, fmt.Errorf("the Collector's health check %s did not answer 200 within 60 s:\n%s", o.Health, p.Output())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -90,36 +81,9 @@ func healthy(ctx context.Context, addr string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Pid is the process's id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
 // Stop stops the process gracefully (SIGTERM: the Collector drains its
 // pipelines), within 30 s, else kills it.
-func (p *Process) Stop() {
-	p.stop.Do(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-}
-
-// Kill sends SIGKILL and waits for the process to be gone.
-func (p *Process) Kill() {
-	p.stop.Do(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	})
-}
-
-// Exited is closed when the process has exited, for whatever reason.
-func (p *Process) Exited() <-chan struct{} { return p.done }
-
-// Output is the process's last lines of log.
-func (p *Process) Output() string { return p.out.String() }
+func (p *Process) Stop() { p.Proc.Stop(syscall.SIGTERM, 30*time.Second) }
 
 // Metric sums the samples of the Prometheus metric name (or name_total),
 // whatever their labels, from the text exposition at url: the Collector's
@@ -159,26 +123,4 @@ func Metric(ctx context.Context, url, name string) (float64, error) {
 		sum += v
 	}
 	return sum, sc.Err()
-}
-
-// tail keeps the last 16 KiB written to it.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - 16<<10; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

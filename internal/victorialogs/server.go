@@ -14,18 +14,16 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/toolbin"
 )
 
 // Server is a running VictoriaLogs process listening on 127.0.0.1.
+// Pid, Exited and Output are its toolbin.Proc's.
 type Server struct {
+	*toolbin.Proc
 	addr string // "127.0.0.1:PORT"
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // its exit status, once done is closed
-	out  *tail
-	stop sync.Once
 }
 
 // Options are the settings of a Server.
@@ -52,8 +50,7 @@ func Start(ctx context.Context, bin string, o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	s := &Server{addr: addr, done: make(chan struct{}), out: &tail{}}
-	s.cmd = exec.Command(bin,
+	cmd := exec.Command(bin,
 		"-httpListenAddr="+addr,
 		"-storageDataPath="+o.DataDir,
 		// Its own log at WARN: the INFO lines of every start would bury
@@ -62,19 +59,12 @@ func Start(ctx context.Context, bin string, o Options) (*Server, error) {
 		// The data of a test or of the example is hours old at most.
 		"-retentionPeriod=1d",
 	)
-	s.cmd.Args = append(s.cmd.Args, o.Args...)
-	var w io.Writer = s.out
-	if o.Output != nil {
-		w = io.MultiWriter(s.out, o.Output)
-	}
-	s.cmd.Stdout, s.cmd.Stderr = w, w
-	if err := s.cmd.Start(); err != nil {
+	cmd.Args = append(cmd.Args, o.Args...)
+	proc, err := toolbin.Start(cmd, 8<<10, o.Output)
+	if err != nil {
 		return nil, err
 	}
-	go func() {
-		s.err = s.cmd.Wait()
-		close(s.done)
-	}()
+	s := &Server{Proc: proc, addr: addr}
 	if err := s.waitHealthy(ctx, 30*time.Second); err != nil {
 		s.Stop()
 		return nil, err
@@ -103,10 +93,10 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 			return nil
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("victoria-logs exited at start (%v):\n%s", s.err, s.out)
+		case <-s.Exited():
+			return fmt.Errorf("victoria-logs exited at start (%v):\n%s", s.Err(), s.Output())
 		case <-ctx.Done():
-			return fmt.Errorf("victoria-logs did not answer /health on %s within %v:\n%s", s.addr, d, s.out)
+			return fmt.Errorf("victoria-logs did not answer /health on %s within %v:\n%s", s.addr, d, s.Output())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -114,9 +104,6 @@ func (s *Server) waitHealthy(ctx context.Context, d time.Duration) error {
 
 // Addr is "127.0.0.1:PORT".
 func (s *Server) Addr() string { return s.addr }
-
-// Pid is the process's id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
 // LogsURL is the OTLP/HTTP logs endpoint, the full URL to give
 // otlplog.WithEndpoint (a URL with a path is used as given).
@@ -134,28 +121,9 @@ func (s *Server) QueryUIURL(query string) string {
 	return s.UIURL() + "#/?" + v.Encode()
 }
 
-// Stop stops the process, gracefully within 10 s, else by killing it.
-func (s *Server) Stop() {
-	s.stop.Do(func() {
-		// os.Interrupt lets it write its in-memory data; Windows has no
-		// such signal, and Kill is all there is.
-		if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
-			_ = s.cmd.Process.Kill()
-		}
-		select {
-		case <-s.done:
-		case <-time.After(10 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-	})
-}
-
-// Exited is closed when the process has exited, for whatever reason.
-func (s *Server) Exited() <-chan struct{} { return s.done }
-
-// Output is the process's last lines of log.
-func (s *Server) Output() string { return s.out.String() }
+// Stop stops the process, gracefully within 10 s, else by killing it:
+// os.Interrupt lets it write its in-memory data.
+func (s *Server) Stop() { s.Proc.Stop(os.Interrupt, 10*time.Second) }
 
 // Flush makes what was ingested so far searchable at once: VictoriaLogs
 // otherwise keeps fresh rows in memory, unseen by queries, for up to a
@@ -219,26 +187,4 @@ func (s *Server) get(ctx context.Context, path string) (string, error) {
 		return "", errors.New(resp.Status + ": " + strings.TrimSpace(string(b)))
 	}
 	return string(b), nil
-}
-
-// tail keeps the last 8 KiB written to it.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - 8<<10; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

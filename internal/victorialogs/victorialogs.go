@@ -23,6 +23,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/toolbin"
 )
 
 // Package is the main package that is built.
@@ -77,16 +79,8 @@ func Binary(ctx context.Context, progress io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if progress != nil {
-		fmt.Fprintf(progress, "building VictoriaLogs %s into %s (once; about a minute with the modules downloaded, a few more without)\n", version, filepath.Dir(bin))
-	}
-	if err := Build(ctx, dir, bin); err != nil {
-		return "", err
-	}
-	return bin, nil
+	return toolbin.Get(bin, progress, "VictoriaLogs "+version, "once; about a minute with the modules downloaded, a few more without",
+		func(out string) error { return Build(ctx, dir, out) })
 }
 
 // cachedPath names the binary after the version and a hash of the tool
@@ -101,15 +95,7 @@ func cachedPath(moduleDir, version string) (string, error) {
 		}
 		h.Write(b)
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	name := "victoria-logs-" + version + "-" + hex.EncodeToString(h.Sum(nil))[:12]
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	return filepath.Join(cache, "zaplens", name), nil
+	return toolbin.Path("victoria-logs-" + version + "-" + hex.EncodeToString(h.Sum(nil))[:12]), nil
 }
 
 // Build runs `go build -o out` for Package inside moduleDir. It builds to a
