@@ -55,7 +55,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
 

@@ -42,7 +42,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testcert"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configauth"

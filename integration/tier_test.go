@@ -43,9 +43,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/childproc"
 	"github.com/zaplens/zaplens/internal/gateways"
 	"github.com/zaplens/zaplens/internal/otelcol"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/internal/victorialogs"
 )
 

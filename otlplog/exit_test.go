@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zaplens/zaplens/internal/childproc"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 )
 
 const exitChildEnv = "ZAPLENS_EXIT_CHILD"

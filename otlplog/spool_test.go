@@ -21,8 +21,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/zaplens/zaplens/internal/childproc"
 	"github.com/zaplens/zaplens/internal/spool"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 )
 
 // The spool is proven against processes that really die: each test runs

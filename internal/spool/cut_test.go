@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/childproc"
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 )
 
 // A spool file cut in its middle under a live process (the fault harness's

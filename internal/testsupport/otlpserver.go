@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testcert"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	collogpb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testcert"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testcert"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testcert"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
