@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -95,21 +96,9 @@ func structFields(t reflect.Type) []jsonField {
 			}
 		}
 	}
-	slices.SortFunc(fields, func(a, b jsonField) int {
-		if c := strings.Compare(a.name, b.name); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
-			return c
-		}
-		if a.tagged != b.tagged {
-			if a.tagged {
-				return -1
-			}
-			return 1
-		}
-		return slices.Compare(a.index, b.index)
-	})
+	// sort.Slice, not slices.SortFunc: a struct type of our own would
+	// instantiate slices' sort again, 13 KB of code (benchmarks/binsize).
+	sort.Slice(fields, func(i, j int) bool { return compareFields(fields[i], fields[j]) < 0 })
 	out := fields[:0]
 	for i := 0; i < len(fields); {
 		n := 1
@@ -264,4 +253,22 @@ func methodsOf(t reflect.Type) methods {
 	}
 	methodCache.Store(t, m)
 	return m
+}
+
+// compareFields orders fields as json does: by name, then depth, then a
+// tagged field before an untagged one, then index.
+func compareFields(a, b jsonField) int {
+	if c := strings.Compare(a.name, b.name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(len(a.index), len(b.index)); c != 0 {
+		return c
+	}
+	if a.tagged != b.tagged {
+		if a.tagged {
+			return -1
+		}
+		return 1
+	}
+	return slices.Compare(a.index, b.index)
 }
