@@ -25,6 +25,8 @@ package integration
 //	  ZAPLENS_TIER_DURATION=2m (default 60s, at least 40s): how long the services log
 //	  ZAPLENS_TIER_FAULTS=gateway (default gateway,storage,service): the faults
 //	  to make, to count each one's duplicates alone
+//	  ZAPLENS_TIER_SERVICES=1 (default 8): how many services log; one alone
+//	  gives a fleet process's CPU per line without its neighbours
 //	  ZAPLENS_TIER_PAUSE=20ms (default 100ms): each goroutine's pause between
 //	  bursts; shorter offers more than the tier takes, to find where it saturates
 
@@ -58,6 +60,7 @@ type tierMode struct {
 	duration time.Duration
 	pause    time.Duration // between a goroutine's bursts: the offered load
 	faults   string        // the faults to make, comma-separated: gateway, storage, service
+	services int           // how many services log
 	err      error
 }
 
@@ -68,7 +71,14 @@ func (m tierMode) fault(name string) bool {
 
 func readTierSettings() tierMode {
 	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause,
-		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service")}
+		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service"), services: tierServices}
+	if v := os.Getenv("ZAPLENS_TIER_SERVICES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_SERVICES=%q: want a count of at least 1", v)}
+		}
+		m.services = n
+	}
 	if v := os.Getenv("ZAPLENS_TIER_PAUSE"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -176,7 +186,7 @@ func TestTier(t *testing.T) {
 		events = append(events, s)
 		t.Log(s)
 	}
-	note("8 services logging; 3 gateways; 2 storage nodes")
+	note("%d services logging; 3 gateways; 2 storage nodes", len(tr.services))
 
 	at(1.0 / 6)
 	if mode.fault("gateway") {
@@ -193,7 +203,7 @@ func TestTier(t *testing.T) {
 
 	at(3.0 / 6)
 	if mode.fault("service") {
-		tr.restartService(3, note)
+		tr.restartService(min(3, len(tr.services)-1), note)
 	}
 
 	if !restartStorageAt.IsZero() {
@@ -395,7 +405,7 @@ func (tr *tier) scrapeOne(gw *tierGateway) {
 // The services.
 
 func (tr *tier) startServices() {
-	for i := range tierServices {
+	for i := range tierSettings.services {
 		s := &tierService{name: fmt.Sprintf("tier-svc-%d", i), proto: GRPC, dir: filepath.Join(tr.root, fmt.Sprintf("spool-%d", i))}
 		if i%2 == 1 {
 			s.proto = HTTP
