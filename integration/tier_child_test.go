@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -131,5 +132,8 @@ func runTierChild(cfg tierChildConfig) {
 	}
 	b, _ := json.Marshal(rep)
 	fmt.Printf("report %s\n", b)
+	// -test.cpuprofile's profile (ZAPLENS_TIER_CPUPROFILE) is written
+	// when the test ends, which os.Exit skips: stopping it writes it.
+	pprof.StopCPUProfile()
 	os.Exit(0)
 }

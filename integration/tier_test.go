@@ -27,6 +27,9 @@ package integration
 //	  to make, to count each one's duplicates alone
 //	  ZAPLENS_TIER_SERVICES=1 (default 8): how many services log; one alone
 //	  gives a fleet process's CPU per line without its neighbours
+//	  ZAPLENS_TIER_CPUPROFILE=DIR: each service's CPU profile, DIR/<service>-<life>.prof
+//	  ZAPLENS_TIER_BATCH=8192 (default 512): the services' batch; 512 makes a
+//	  killed service's one request in flight small, 8192 is the default
 //	  ZAPLENS_TIER_PAUSE=20ms (default 100ms): each goroutine's pause between
 //	  bursts; shorter offers more than the tier takes, to find where it saturates
 
@@ -56,12 +59,14 @@ import (
 var tierSettings = readTierSettings()
 
 type tierMode struct {
-	on       bool
-	duration time.Duration
-	pause    time.Duration // between a goroutine's bursts: the offered load
-	faults   string        // the faults to make, comma-separated: gateway, storage, service
-	services int           // how many services log
-	err      error
+	on         bool
+	duration   time.Duration
+	pause      time.Duration // between a goroutine's bursts: the offered load
+	faults     string        // the faults to make, comma-separated: gateway, storage, service
+	services   int           // how many services log
+	cpuprofile string        // a directory for each service's CPU profile
+	batch      int           // the services' batch: the size of one request
+	err        error
 }
 
 // fault reports whether the run makes the named fault.
@@ -71,7 +76,15 @@ func (m tierMode) fault(name string) bool {
 
 func readTierSettings() tierMode {
 	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause,
-		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service"), services: tierServices}
+		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service"), services: tierServices,
+		cpuprofile: os.Getenv("ZAPLENS_TIER_CPUPROFILE"), batch: tierBatch}
+	if v := os.Getenv("ZAPLENS_TIER_BATCH"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_BATCH=%q: want a count of at least 1", v)}
+		}
+		m.batch = n
+	}
 	if v := os.Getenv("ZAPLENS_TIER_SERVICES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -431,9 +444,12 @@ func (tr *tier) startLife(s *tierService) *tierLife {
 	}
 	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
 		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierSettings.pause,
-		BatchSize: tierBatch, Progress: l.progress}
+		BatchSize: tierSettings.batch, Progress: l.progress}
 	b, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestTierChild$")
+	if dir := tierSettings.cpuprofile; dir != "" {
+		cmd.Args = append(cmd.Args, "-test.cpuprofile="+filepath.Join(dir, fmt.Sprintf("%s-%d.prof", s.name, life)))
+	}
 	cmd.Env = append(os.Environ(), tierChildEnv+"="+string(b))
 	cmd.Stderr = l.stderr
 	l.proc = childproc.Start(t, cmd, func(problem string) string {

@@ -209,7 +209,7 @@ func (tr *tier) report(logging, drained time.Duration, rows int, cpu map[string]
 	// requests to VictoriaLogs that its queue had not yet seen answered
 	// (the sending queue's largest batch, max_size, per queue consumer,
 	// of which the Collector runs 10 by default).
-	bound := tierBatch + len(tr.services)*tierBatch + 10*16384
+	bound := tierSettings.batch + len(tr.services)*tierSettings.batch + 10*16384
 	switch {
 	case lost > 0:
 		t.Errorf("%d lines lost", lost)
