@@ -85,7 +85,7 @@ func TestFieldConversion(t *testing.T) {
 		t.Run(tc.field.Key+"/"+tc.want, func(t *testing.T) {
 			e := getEncoder()
 			defer putEncoder(e)
-			e.addField(tc.field)
+			addOne(e, tc.field)
 			kvs := e.result()
 			if tc.typ == attribute.EMPTY && len(kvs) == 0 {
 				return // zap.Any(nil error) is zap.Skip
@@ -105,12 +105,12 @@ func TestReflectLimits(t *testing.T) {
 	loop.Next = loop
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Reflect("cyc", loop))
+	addOne(e, zap.Reflect("cyc", loop))
 	var deep any = "leaf"
 	for range 100 {
 		deep = []any{deep}
 	}
-	e.addField(zap.Reflect("deep", deep))
+	addOne(e, zap.Reflect("deep", deep))
 	got := map[string]attribute.Value{}
 	for _, kv := range e.result() {
 		got[string(kv.Key)] = kv.Value
@@ -175,7 +175,7 @@ func (everyType) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 func TestArrayOfEveryType(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Array("k", everyType{}))
+	addOne(e, zap.Array("k", everyType{}))
 	want := `[true,"bs","(1+2i)","(3+4i)",1.5,0.1,-1,-64,-32,-16,-8,"s",1,"18446744073709551615",32,16,8,7,1000000000,"2026-01-02T03:04:05Z",[1],{"x":1,"y":2},{"r":1}]`
 	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -210,7 +210,7 @@ func (n nested) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Object("deep", nested(101)))
+	addOne(e, zap.Object("deep", nested(101)))
 	v := e.result()[0].Value
 	depth := 0
 	for v.Type() == attribute.MAP || v.Type() == attribute.SLICE {
@@ -236,3 +236,6 @@ func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 		t.Errorf("the rest lost the deepest level: %.200s", s)
 	}
 }
+
+// addOne adds f to e, as addFields adds each field.
+func addOne(e *attrEncoder, f zapcore.Field) { e.addField(&f) }
