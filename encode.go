@@ -49,8 +49,11 @@ type attrEncoder struct {
 	record []byte               // a record's OTLP bytes, either way, kept from one record to the next
 	hold   bool                 // the field's own object or array is to be held (see heldValue)
 	held   heldValue
-	bag    []attribute.KeyValue // the entry's baggage attributes (WithBaggage), kept until it is written
-	redact *otlpwire.Redactor   // the provider's, for the text made of values past the depth bound
+	// ctxAttrs is the one slot for the attributes features read from the
+	// entry's context (ctxattrs.go), kept until the entry is written:
+	// both ways write it last.
+	ctxAttrs []attribute.KeyValue
+	redact   *otlpwire.Redactor // the provider's, for the text made of values past the depth bound
 }
 
 // A heldValue is the object or array a field becomes, held as its entries,
@@ -130,10 +133,10 @@ func putEncoder(e *attrEncoder) {
 func (e *attrEncoder) release() bool {
 	e.direct.forget()
 	e.redact = nil
-	clear(e.bag)
-	e.bag = e.bag[:0]
-	if cap(e.bag) > maxPooledAttrs {
-		e.bag = nil
+	clear(e.ctxAttrs)
+	e.ctxAttrs = e.ctxAttrs[:0]
+	if cap(e.ctxAttrs) > maxPooledAttrs {
+		e.ctxAttrs = nil
 	}
 	return e.reset()
 }
@@ -142,7 +145,7 @@ func (e *attrEncoder) release() bool {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{direct: e.direct, record: e.record, bag: e.bag, redact: e.redact} // an entry on the direct way may be under way
+		*e = attrEncoder{direct: e.direct, record: e.record, ctxAttrs: e.ctxAttrs, redact: e.redact} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)

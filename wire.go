@@ -126,7 +126,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	d.b = otlpwire.AppendHead(b, rec, &d.lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.with, d.bits = c.wire.keys, c.wire.bits
-	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
+	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.ctxAttrs)
 	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}
