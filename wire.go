@@ -238,10 +238,9 @@ func (d *directWriter) addField(i int, f *zapcore.Field) bool {
 type wireLeaves struct{ d *directWriter }
 
 func (l wireLeaves) Bool(k string, v bool) bool {
-	d := l.d
-	k, ok := d.key(k)
+	k, ok := l.d.key(k)
 	if ok && k != "" {
-		d.b = otlpwire.AppendBoolAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendBoolAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
@@ -253,10 +252,9 @@ func (l wireLeaves) Uint(k string, v uint64) bool {
 }
 
 func (l wireLeaves) Binary(k string, v []byte) bool {
-	d := l.d
-	k, ok := d.key(k)
+	k, ok := l.d.key(k)
 	if ok && k != "" {
-		d.b = otlpwire.AppendBytesAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendBytesAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
@@ -406,28 +404,25 @@ func (d *directWriter) formatted(key string, v []byte) bool {
 
 // ByteString writes bytes read as text.
 func (l wireLeaves) ByteString(key string, v []byte) bool {
-	d := l.d
-	k, ok := d.key(key)
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendTextAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
 
 func (l wireLeaves) Int(key string, v int64) bool {
-	d := l.d
-	k, ok := d.key(key)
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendIntAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
 
 func (l wireLeaves) Float(key string, v float64) bool {
-	d := l.d
-	k, ok := d.key(key)
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendFloatAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
