@@ -158,25 +158,21 @@ func (e *attrEncoder) reset() bool {
 
 // addFields adds every field but the ones that carry a context. Those the
 // direct way has converted already (it gave the entry up after them) are
-// taken as it converted them, so that their user code does not run again.
+// taken as it converted them, so that their user code does not run again;
+// the walk takes the fields between them.
 func (e *attrEncoder) addFields(fields []zapcore.Field) {
 	d := &e.direct
-	done, x := d.converted, &d.exception
-	for i := range fields {
-		if len(done) > 0 && done[0].index == i {
-			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
-			done = done[1:]
-		} else {
-			e.addField(&fields[i])
-		}
-		if x.set && x.index == i {
+	x, from := &d.exception, 0
+	for _, c := range d.converted {
+		zapfield.Walk(attrLeaves{e}, fields[from:c.index])
+		e.addConverted(c, d.conv[c.start:c.end])
+		if x.set && x.index == c.index { // an exception's field is one converted
 			e.setException(x.err, x.attrs...)
 		}
+		from = c.index + 1
 	}
+	zapfield.Walk(attrLeaves{e}, fields[from:])
 }
-
-// addField adds one field: the walk reads it, attrLeaves adds its value.
-func (e *attrEncoder) addField(f *zapcore.Field) { zapfield.Walk(attrLeaves{e}, -1, f) }
 
 // attrLeaves are the general way's zapfield.Leaves: each value becomes an
 // attribute of e. A field whose conversion runs zap's Field.AddTo runs it

@@ -250,7 +250,7 @@ func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 }
 
 // addOne adds f to e, as addFields adds each field.
-func addOne(e *attrEncoder, f zapcore.Field) { e.addField(&f) }
+func addOne(e *attrEncoder, f zapcore.Field) { e.addFields([]zapcore.Field{f}) }
 
 // directValue is the value the direct way writes for f alone under "k",
 // decoded; false when it does not write the entry, or writes no "k".

@@ -218,16 +218,7 @@ func (d *directWriter) key(k string) (string, bool) {
 
 // addFields writes the fields, as attrEncoder.addFields converts them.
 func (d *directWriter) addFields(fields []zapcore.Field) bool {
-	for i := range fields {
-		if !d.addField(i, &fields[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-func (d *directWriter) addField(i int, f *zapcore.Field) bool {
-	return zapfield.Walk(wireLeaves{d}, i, f)
+	return zapfield.Walk(wireLeaves{d}, fields)
 }
 
 // wireLeaves are the direct way's zapfield.Leaves: each value is written

@@ -41,63 +41,84 @@ type Leaves interface {
 	Nested(i int, f *zapcore.Field) bool
 }
 
-// Walk reads f, fields[i] of an entry, and writes its value to l.
-// Context fields (see ContextOf) and EventName's are the entry's, never
-// attributes: Walk skips them.
-func Walk[L Leaves](l L, i int, f *zapcore.Field) bool {
-	switch f.Type {
-	case zapcore.StringType:
-		if IsEventName(f) {
-			return true
+// Walk reads each of fields and writes its value to l, until a leaf
+// returns false, when Walk returns false. A leaf's i is its field's index
+// in fields. Context fields (see ContextOf) and EventName's are the
+// entry's, never attributes: Walk skips them. The loop is Walk's own, not
+// its caller's, so that a field costs one call, its leaf's.
+func Walk[L Leaves](l L, fields []zapcore.Field) bool {
+	for i := range fields {
+		f := &fields[i]
+		var ok bool
+		switch f.Type {
+		case zapcore.StringType:
+			if IsEventName(f) {
+				continue
+			}
+			ok = l.String(f.Key, f.String)
+		case zapcore.Int64Type:
+			ok = l.Int(f.Key, f.Integer)
+		case zapcore.Float64Type:
+			ok = l.Float(f.Key, math.Float64frombits(uint64(f.Integer)))
+		case zapcore.BoolType:
+			ok = l.Bool(f.Key, f.Integer == 1)
+		case zapcore.BinaryType:
+			if v, isBytes := f.Interface.([]byte); isBytes {
+				ok = l.Binary(f.Key, v)
+			} else {
+				ok = l.Marshaled(i, f) // made by hand: zap's AddTo panics, guarded
+			}
+		case zapcore.ByteStringType:
+			if v, isBytes := f.Interface.([]byte); isBytes {
+				ok = l.ByteString(f.Key, v)
+			} else {
+				ok = l.Marshaled(i, f)
+			}
+		case zapcore.TimeType, zapcore.TimeFullType:
+			if t, isTime := FieldTime(f); isTime {
+				ok = l.Time(f.Key, t)
+			} else {
+				ok = l.Marshaled(i, f)
+			}
+		case zapcore.SkipType:
+			continue
+		case zapcore.StringerType:
+			if _, isCtx := ContextOf(f); isCtx {
+				continue
+			}
+			if v, isValue := f.Interface.(attribute.Value); isValue {
+				ok = l.Value(i, f, v)
+			} else {
+				k, s := StringerText(f.Key, f.Interface)
+				ok = l.Stringer(i, k, s)
+			}
+		case zapcore.ErrorType:
+			err, _ := f.Interface.(error)
+			if err == nil {
+				continue // zap adds nothing
+			}
+			ok = l.Error(i, f.Key, err)
+		case zapcore.ReflectType:
+			if _, isCtx := ContextOf(f); isCtx {
+				continue
+			}
+			ok = l.Marshaled(i, f)
+		case zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
+			zapcore.Float32Type, zapcore.Complex64Type, zapcore.Complex128Type:
+			ok = l.Marshaled(i, f)
+		default:
+			ok = walkOther(l, i, f)
 		}
-		return l.String(f.Key, f.String)
-	case zapcore.Int64Type:
-		return l.Int(f.Key, f.Integer)
-	case zapcore.Float64Type:
-		return l.Float(f.Key, math.Float64frombits(uint64(f.Integer)))
-	case zapcore.BoolType:
-		return l.Bool(f.Key, f.Integer == 1)
-	case zapcore.BinaryType:
-		if v, ok := f.Interface.([]byte); ok {
-			return l.Binary(f.Key, v)
+		if !ok {
+			return false
 		}
-		return l.Marshaled(i, f)
-	case zapcore.ByteStringType:
-		if v, ok := f.Interface.([]byte); ok {
-			return l.ByteString(f.Key, v)
-		}
-		return l.Marshaled(i, f)
-	case zapcore.TimeType, zapcore.TimeFullType:
-		if t, ok := FieldTime(f); ok {
-			return l.Time(f.Key, t)
-		}
-		return l.Marshaled(i, f)
-	case zapcore.SkipType:
-		return true
-	case zapcore.StringerType:
-		if _, ok := ContextOf(f); ok {
-			return true
-		}
-		if v, ok := f.Interface.(attribute.Value); ok {
-			return l.Value(i, f, v)
-		}
-		k, s := StringerText(f.Key, f.Interface)
-		return l.Stringer(i, k, s)
-	case zapcore.ErrorType:
-		err, _ := f.Interface.(error)
-		if err == nil {
-			return true // zap adds nothing
-		}
-		return l.Error(i, f.Key, err)
-	case zapcore.ReflectType:
-		if _, ok := ContextOf(f); ok {
-			return true
-		}
-		return l.Marshaled(i, f)
-	case zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
-		zapcore.Float32Type, zapcore.Complex64Type, zapcore.Complex128Type:
-		return l.Marshaled(i, f)
 	}
+	return true
+}
+
+// walkOther walks the integers Walk does not name, a uint64 or uintptr
+// above MaxInt64, and what nests or is unknown.
+func walkOther[L Leaves](l L, i int, f *zapcore.Field) bool {
 	if v, ok := IntField(f); ok {
 		return l.Int(f.Key, v)
 	}

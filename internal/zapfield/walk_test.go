@@ -89,7 +89,7 @@ func addGuarded(enc zapcore.ObjectEncoder, f *zapcore.Field) {
 func walked(f zapcore.Field) (string, string) {
 	enc := newJSON()
 	leaf := "none"
-	Walk(zapLeaves{enc: enc, leaf: &leaf}, 0, &f)
+	Walk(zapLeaves{enc: enc, leaf: &leaf}, []zapcore.Field{f})
 	return jsonOf(enc), leaf
 }
 
