@@ -267,3 +267,25 @@ func FuzzWalk(f *testing.F) {
 		}
 	})
 }
+
+// declining is zapLeaves whose Nested declines, as the direct way's does.
+type declining struct{ zapLeaves }
+
+func (declining) Nested(int, *zapcore.Field) bool { return false }
+
+// A leaf that declines ends the walk: Walk says so, and no later field
+// reaches a leaf.
+func TestWalkStopsWhereALeafDeclines(t *testing.T) {
+	enc := newJSON()
+	leaf := "none"
+	fields := []zapcore.Field{zap.Int("a", 1), zap.Namespace("ns"), zap.Int("b", 2)}
+	if Walk(declining{zapLeaves{enc: enc, leaf: &leaf}}, fields) {
+		t.Error("Walk went on past a leaf that declined")
+	}
+	if got := jsonOf(enc); got != `{"a":1}`+"\n" {
+		t.Errorf("written: %s", got)
+	}
+	if !Walk(zapLeaves{enc: newJSON(), leaf: &leaf}, fields) {
+		t.Error("Walk declined where no leaf did")
+	}
+}
