@@ -10,7 +10,9 @@
 // appenders write them, no output decides what a field means, and no
 // field type is added to one output and forgotten in the other.
 //
-// Leaves is a type parameter's constraint, not an interface value: each
-// output's Leaves is a distinct non-pointer type, so Walk is compiled once
-// per output (see the benchmark figures in the root's wire.go).
+// A field costs the walk one call, an interface call to its leaf: Walk
+// loops over the fields itself. A way's Leaves is a struct of one pointer,
+// so that passing it allocates nothing. (A type parameter instead, Walk
+// stenciled per way, measured no cheaper: its calls go through the
+// dictionary just as these go through the interface.)
 package zapfield

@@ -46,7 +46,7 @@ type Leaves interface {
 // in fields. Context fields (see ContextOf) and EventName's are the
 // entry's, never attributes: Walk skips them. The loop is Walk's own, not
 // its caller's, so that a field costs one call, its leaf's.
-func Walk[L Leaves](l L, fields []zapcore.Field) bool {
+func Walk(l Leaves, fields []zapcore.Field) bool {
 	for i := range fields {
 		f := &fields[i]
 		var ok bool
@@ -118,7 +118,7 @@ func Walk[L Leaves](l L, fields []zapcore.Field) bool {
 
 // walkOther walks the integers Walk does not name, a uint64 or uintptr
 // above MaxInt64, and what nests or is unknown.
-func walkOther[L Leaves](l L, i int, f *zapcore.Field) bool {
+func walkOther(l Leaves, i int, f *zapcore.Field) bool {
 	if v, ok := IntField(f); ok {
 		return l.Int(f.Key, v)
 	}
