@@ -8,15 +8,14 @@ import (
 	"go.opentelemetry.io/otel/baggage"
 )
 
-// baggageKeys is what WithBaggage set: the members to copy, or all.
+// baggageKeys is what WithBaggage set: the members to copy, or all. It is
+// a ctxAttrs feature.
 type baggageKeys struct {
-	on   bool
 	all  bool
 	keys []string
 }
 
 func (b *baggageKeys) add(keys []string) {
-	b.on = true
 	b.all = b.all || len(keys) == 0
 	for _, k := range keys {
 		if !slices.Contains(b.keys, k) {
@@ -25,11 +24,11 @@ func (b *baggageKeys) add(keys []string) {
 	}
 }
 
-// append appends the baggage of ctx that b names, as baggagecopy makes it:
+// appendAttrs appends the baggage of ctx that b names, as baggagecopy makes it:
 // one string attribute per member, its key and its value. All members go
 // in the order of their keys, so that a record does not change from one
 // run to the next (baggage keeps them in a map).
-func (b baggageKeys) append(dst []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
+func (b *baggageKeys) appendAttrs(dst []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
 	bg := baggage.FromContext(ctx)
 	if bg.Len() == 0 {
 		return dst

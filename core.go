@@ -43,7 +43,7 @@ type Core struct {
 	wire   wireWith
 	ctx    context.Context
 	sc     trace.SpanContext
-	bag    []attribute.KeyValue // ctx's baggage, with WithBaggage: read once for every entry
+	extras []attribute.KeyValue // what ctx gives the features of ctxattrs.go: read once for every entry
 	event  string               // the event name With gave, if any
 }
 
@@ -141,9 +141,9 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 		}
 	}()
 	if ec.n > 0 {
-		nc.ctx, nc.sc, nc.bag = ec.ctx, ec.sc, nil
-		if c.b.cfg.baggage.on && ec.ctx != nil {
-			nc.bag = c.b.cfg.baggage.append(nil, ec.ctx)
+		nc.ctx, nc.sc, nc.extras = ec.ctx, ec.sc, nil
+		if ec.ctx != nil {
+			nc.extras = c.b.cfg.appendCtxAttrs(nil, ec.ctx)
 		}
 	}
 	if ec.events > 0 {
@@ -321,7 +321,7 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 	if !enabled && span == nil {
 		return
 	}
-	c.addBaggage(e, r)
+	c.addCtxAttrs(e, r)
 	// One record for both ways, so that a direct way that gives up
 	// partway leaves the general one nothing to build again. A span
 	// event needs the attributes, which only the general way makes.
@@ -391,25 +391,14 @@ func (c *Core) entryContext(r *entryRead) (context.Context, trace.SpanContext) {
 	return context.Background(), c.sc
 }
 
-// addBaggage adds to e the baggage WithBaggage asks for, of the entry's
-// context: the entry's own, or With's, read once with the logger.
-func (c *Core) addBaggage(e *attrEncoder, r *entryRead) {
-	switch {
-	case !c.b.cfg.baggage.on:
-	case r.ctx == nil:
-		e.bag = append(e.bag, c.bag...)
-	default:
-		e.bag = c.b.cfg.baggage.append(e.bag, r.ctx)
-	}
-}
-
 // convert converts the entry the general way, with e, and returns its
-// attributes: With's, the fields', the entry's own, the baggage's last.
+// attributes: With's, the fields', the entry's own, the context's (see
+// ctxattrs.go) last.
 func (c *Core) convert(e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
 	c.seed(e)
 	e.addFields(fields)
 	e.addEntry(ent)
-	e.top = append(e.top, e.bag...)
+	e.top = append(e.top, e.ctxAttrs...)
 	return e.result()
 }
 

@@ -6,6 +6,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // contextKey is the key of the field Context makes. Encoders never see it:
@@ -33,17 +35,8 @@ func Context(ctx context.Context) zap.Field {
 	return zap.Field{Key: contextKey, Type: zapcore.SkipType, Interface: ctx}
 }
 
-// contextOf reports whether f carries a context: one made by Context, or,
-// for users of the official bridge, zap.Any(key, ctx), which zap turns into
-// a Stringer field (or a Reflect field for a context that is no Stringer).
-func contextOf(f zapcore.Field) (context.Context, bool) {
-	switch f.Type {
-	case zapcore.SkipType, zapcore.StringerType, zapcore.ReflectType:
-		ctx, ok := f.Interface.(context.Context)
-		return ctx, ok && ctx != nil
-	}
-	return nil, false
-}
+// contextOf reports whether f carries a context (see zapfield.ContextOf).
+func contextOf(f zapcore.Field) (context.Context, bool) { return zapfield.ContextOf(&f) }
 
 // entryRead is what one pass over an entry's fields finds, for every
 // later step to read: the tee's ids and base's fields, the trace-based
@@ -72,7 +65,7 @@ func (r *entryRead) read(fields []zapcore.Field) {
 		f := &fields[i]
 		switch f.Type {
 		case zapcore.StringType:
-			if isEventName(f) {
+			if zapfield.IsEventName(f) {
 				r.event, r.events = f.String, r.events+1
 			}
 		case zapcore.SkipType, zapcore.StringerType, zapcore.ReflectType:
@@ -106,10 +99,6 @@ func spanOf(ctx context.Context) (usable context.Context, sc trace.SpanContext) 
 // is not the bridge: the attribute older conventions put the name in.
 const eventNameKey = "event.name"
 
-// eventNameMark tells EventName's field from a string field of the same
-// key: zap's encoders never read a string field's Interface.
-type eventNameMark struct{}
-
 // EventName sets the entry's event name: the log record's EventName (OTLP
 // LogRecord.event_name), not an attribute, and what the provider's Enabled
 // is asked with (log.EnabledParameters.EventName), so that a provider can
@@ -117,14 +106,5 @@ type eventNameMark struct{}
 // string under "event.name". Set with logger.With, it names every later
 // entry of that logger; one passed with the entry wins over it.
 func EventName(name string) zap.Field {
-	return zap.Field{Key: eventNameKey, Type: zapcore.StringType, String: name, Interface: eventNameMark{}}
-}
-
-// isEventName reports whether f was made by EventName.
-func isEventName(f *zapcore.Field) bool {
-	if f.Type != zapcore.StringType || f.Interface == nil {
-		return false
-	}
-	_, ok := f.Interface.(eventNameMark)
-	return ok
+	return zap.Field{Key: eventNameKey, Type: zapcore.StringType, String: name, Interface: zapfield.EventNameMark{}}
 }

@@ -3,10 +3,7 @@ package zaplens
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // Semantic-convention keys of the attributes the bridge sets itself.
@@ -24,13 +22,10 @@ const (
 	keyLineNumber       = "code.line.number"
 	keyFunctionName     = "code.function.name"
 	keyCodeStacktrace   = "code.stacktrace"
-	keyExceptionMessage = "exception.message"
-	keyExceptionType    = "exception.type"
+	keyExceptionMessage = zapfield.KeyExceptionMessage
+	keyExceptionType    = zapfield.KeyExceptionType
 	keyExceptionStack   = "exception.stacktrace"
 )
-
-// errorKey is the key of zap.Error's field, the one that maps to exception.*.
-const errorKey = "error"
 
 // frame is an open zap namespace: every attribute from start on nests under
 // key once the frame closes.
@@ -54,8 +49,11 @@ type attrEncoder struct {
 	record []byte               // a record's OTLP bytes, either way, kept from one record to the next
 	hold   bool                 // the field's own object or array is to be held (see heldValue)
 	held   heldValue
-	bag    []attribute.KeyValue // the entry's baggage attributes (WithBaggage), kept until it is written
-	redact *otlpwire.Redactor   // the provider's, for the text made of values past the depth bound
+	// ctxAttrs is the one slot for the attributes features read from the
+	// entry's context (ctxattrs.go), kept until the entry is written:
+	// both ways write it last.
+	ctxAttrs []attribute.KeyValue
+	redact   *otlpwire.Redactor // the provider's, for the text made of values past the depth bound
 }
 
 // A heldValue is the object or array a field becomes, held as its entries,
@@ -135,10 +133,10 @@ func putEncoder(e *attrEncoder) {
 func (e *attrEncoder) release() bool {
 	e.direct.forget()
 	e.redact = nil
-	clear(e.bag)
-	e.bag = e.bag[:0]
-	if cap(e.bag) > maxPooledAttrs {
-		e.bag = nil
+	clear(e.ctxAttrs)
+	e.ctxAttrs = e.ctxAttrs[:0]
+	if cap(e.ctxAttrs) > maxPooledAttrs {
+		e.ctxAttrs = nil
 	}
 	return e.reset()
 }
@@ -147,7 +145,7 @@ func (e *attrEncoder) release() bool {
 // huge entry must not pin a huge buffer.
 func (e *attrEncoder) reset() bool {
 	if cap(e.kvs) > maxPooledAttrs || cap(e.top) > maxPooledAttrs {
-		*e = attrEncoder{direct: e.direct, record: e.record, bag: e.bag, redact: e.redact} // an entry on the direct way may be under way
+		*e = attrEncoder{direct: e.direct, record: e.record, ctxAttrs: e.ctxAttrs, redact: e.redact} // an entry on the direct way may be under way
 		return false
 	}
 	clear(e.kvs)
@@ -160,81 +158,52 @@ func (e *attrEncoder) reset() bool {
 
 // addFields adds every field but the ones that carry a context. Those the
 // direct way has converted already (it gave the entry up after them) are
-// taken as it converted them, so that their user code does not run again.
+// taken as it converted them, so that their user code does not run again;
+// the walk takes the fields between them.
 func (e *attrEncoder) addFields(fields []zapcore.Field) {
 	d := &e.direct
-	done, x := d.converted, &d.exception
-	for i := range fields {
-		if len(done) > 0 && done[0].index == i {
-			e.addConverted(done[0], d.conv[done[0].start:done[0].end])
-			done = done[1:]
-		} else if _, ok := contextOf(fields[i]); !ok {
-			e.addField(fields[i])
-		}
-		if x.set && x.index == i {
+	x, from := &d.exception, 0
+	for _, c := range d.converted {
+		zapfield.Walk(attrLeaves{e}, fields[from:c.index])
+		e.addConverted(c, d.conv[c.start:c.end])
+		if x.set && x.index == c.index { // an exception's field is one converted
 			e.setException(x.err, x.attrs...)
 		}
+		from = c.index + 1
 	}
+	zapfield.Walk(attrLeaves{e}, fields[from:])
 }
 
-// addField adds one field. The common types go straight in; the others run
-// through zap's Field.AddTo, which may call user code.
-func (e *attrEncoder) addField(f zapcore.Field) {
-	switch f.Type {
-	case zapcore.StringType:
-		if !isEventName(&f) { // the record's own, not an attribute
-			e.addString(f.Key, f.String)
-		}
-	case zapcore.Int64Type:
-		e.AddInt64(f.Key, f.Integer)
-	case zapcore.Float64Type:
-		e.AddFloat64(f.Key, math.Float64frombits(uint64(f.Integer)))
-	case zapcore.BoolType:
-		e.AddBool(f.Key, f.Integer == 1)
-	case zapcore.StringerType:
-		if v, ok := f.Interface.(attribute.Value); ok { // zap.Any's, kept as itself
-			e.add(f.Key, validValue(v))
-			return
-		}
-		e.addString(stringerText(f.Key, f.Interface))
-	case zapcore.ErrorType:
-		e.addError(f.Key, f.Interface) // readError guards the error's code
-	default:
-		if v, ok := intField(&f); ok {
-			e.AddInt64(f.Key, v)
-			return
-		}
-		e.addFieldGuarded(f)
-	}
-}
+// attrLeaves are the general way's zapfield.Leaves: each value becomes an
+// attribute of e. A field whose conversion runs zap's Field.AddTo runs it
+// on e, a zapcore.ObjectEncoder, guarded.
+type attrLeaves struct{ e *attrEncoder }
 
-// intField is the value of a field of an integer kind, durations
-// included, cut to its width as zap's Field.AddTo cuts it; false for any
-// other kind, and for a uint64 above MaxInt64, which is no int64.
-func intField(f *zapcore.Field) (int64, bool) {
-	switch f.Type {
-	case zapcore.Int64Type, zapcore.DurationType:
-		return f.Integer, true
-	case zapcore.Int32Type:
-		return int64(int32(f.Integer)), true
-	case zapcore.Int16Type:
-		return int64(int16(f.Integer)), true
-	case zapcore.Int8Type:
-		return int64(int8(f.Integer)), true
-	case zapcore.Uint32Type:
-		return int64(uint32(f.Integer)), true
-	case zapcore.Uint16Type:
-		return int64(uint16(f.Integer)), true
-	case zapcore.Uint8Type:
-		return int64(uint8(f.Integer)), true
-	case zapcore.Uint64Type:
-		return f.Integer, f.Integer >= 0
-	case zapcore.UintptrType:
-		v := uint64(uintptr(f.Integer)) // at its width, as zap's Field.AddTo reads it
-		return int64(v), v <= math.MaxInt64
-	}
-	return 0, false
+func (l attrLeaves) String(k, v string) bool        { l.e.addString(k, v); return true }
+func (l attrLeaves) Int(k string, v int64) bool     { l.e.AddInt64(k, v); return true }
+func (l attrLeaves) Uint(k string, v uint64) bool   { l.e.AddUint64(k, v); return true }
+func (l attrLeaves) Float(k string, v float64) bool { l.e.AddFloat64(k, v); return true }
+func (l attrLeaves) Bool(k string, v bool) bool     { l.e.AddBool(k, v); return true }
+func (l attrLeaves) Binary(k string, v []byte) bool { l.e.AddBinary(k, v); return true }
+func (l attrLeaves) ByteString(k string, v []byte) bool {
+	l.e.AddByteString(k, v)
+	return true
 }
+func (l attrLeaves) Time(k string, v time.Time) bool { l.e.AddTime(k, v); return true }
+func (l attrLeaves) Stringer(_ int, k, v string) bool {
+	l.e.addString(k, v)
+	return true
+}
+func (l attrLeaves) Value(_ int, f *zapcore.Field, v attribute.Value) bool {
+	l.e.add(f.Key, validValue(v))
+	return true
+}
+func (l attrLeaves) Error(_ int, k string, err error) bool {
+	l.e.addError(k, err)
+	return true
+}
+func (l attrLeaves) Marshaled(_ int, f *zapcore.Field) bool { l.e.addFieldGuarded(*f); return true }
+func (l attrLeaves) Nested(_ int, f *zapcore.Field) bool    { l.e.addFieldGuarded(*f); return true }
 
 // addFieldGuarded adds a field whose conversion may run user code. A panic
 // there (a marshaler, a reflected value) undoes what the field had added and
@@ -244,7 +213,7 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.kvs, e.frames, e.held = e.kvs[:nkv], e.frames[:nframes], heldValue{}
-			if isNilPointer(f.Interface) {
+			if zapfield.IsNilPointer(f.Interface) {
 				// A method on a nil pointer, as zap reads a Stringer's.
 				e.addString(f.Key, "<nil>")
 				return
@@ -284,21 +253,17 @@ func (e *attrEncoder) addString(key, s string) { e.add(key, stringValue(s)) }
 // addError maps zap.Error's field to exception.message and exception.type;
 // any other error field keeps its key, with the message as its value. Both
 // keep zap's "<key>Causes" and "<key>Verbose".
-func (e *attrEncoder) addError(key string, v any) {
-	err, _ := v.(error)
-	if err == nil {
-		return
-	}
-	r := readError(key, err)
-	if r.exception {
+func (e *attrEncoder) addError(key string, err error) {
+	r := zapfield.ReadError(key, err)
+	if r.Exception {
 		// The last zap.Error wins, as any repeated key does; top holds
 		// nothing but its attributes until the entry's own are added.
-		e.setException(err, stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
-		e.top = r.appendDetails(e.top)
+		e.setException(err)
+		e.top = r.AppendException(e.top)
 		return
 	}
-	e.addString(r.key, r.msg)
-	e.kvs = r.appendDetails(e.kvs)
+	e.addString(r.Key, r.Msg)
+	e.kvs = r.AppendDetails(e.kvs)
 }
 
 // setException makes attrs, of err, the record's exception, replacing any
@@ -306,161 +271,6 @@ func (e *attrEncoder) addError(key string, v any) {
 func (e *attrEncoder) setException(err error, attrs ...attribute.KeyValue) {
 	clear(e.top)
 	e.hasErr, e.err, e.top = true, err, append(e.top[:0], attrs...)
-}
-
-func appendErrorDetails(kvs []attribute.KeyValue, key string, causes []error, verbose string) []attribute.KeyValue {
-	if len(causes) > 0 {
-		kvs = append(kvs, attribute.KeyValue{Key: validKey(key + "Causes"), Value: causesValue(causes)})
-	}
-	if verbose != "" {
-		kvs = append(kvs, stringAttr(key+"Verbose", verbose))
-	}
-	return kvs
-}
-
-// causesValue is a multi-error's causes as zap prints them: a slice of
-// objects, each {"error": message}, with its own causes and verbose form.
-func causesValue(causes []error) attribute.Value {
-	vals := make([]attribute.Value, 0, len(causes))
-	for _, err := range causes {
-		if err == nil {
-			continue
-		}
-		msg, inner, verbose, perr := describeError(err)
-		var kvs []attribute.KeyValue
-		if perr != nil {
-			kvs = append(kvs, stringAttr(errorKey+"Error", perr.Error()))
-		} else {
-			kvs = append(kvs, stringAttr(errorKey, msg))
-			kvs = appendErrorDetails(kvs, errorKey, inner, verbose)
-		}
-		vals = append(vals, attribute.MapValue(kvs...))
-	}
-	return attribute.SliceValue(vals...)
-}
-
-// describeError reads err as zap's encoder does, guarding against a panic
-// in Error or Format: a nil pointer reads "<nil>", any other panic is
-// returned. Causes are those of a multi-error with an Errors method
-// (go.uber.org/multierr), as zap reads them; errors.Join's are already in
-// its message, and zap prints none.
-func describeError(err error) (msg string, causes []error, verbose string, perr error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if isNilPointer(err) {
-				msg, causes, verbose, perr = "<nil>", nil, "", nil
-				return
-			}
-			perr = errors.New("PANIC=" + panicText(r))
-		}
-	}()
-	msg = err.Error()
-	switch e := err.(type) {
-	case interface{ Errors() []error }:
-		causes = e.Errors()
-	case fmt.Formatter:
-		if v := fmt.Sprintf("%+v", e); v != msg {
-			verbose = v
-		}
-	}
-	return msg, causes, verbose, nil
-}
-
-// stringerText is what zap's Field.AddTo makes of a Stringer field: the
-// key and String(); "<nil>" for a nil pointer whose String panics; for any
-// other panic, "PANIC=<value>" under "<key>Error".
-func stringerText(key string, v any) (k, s string) {
-	defer func() {
-		if r := recover(); r != nil {
-			if isNilPointer(v) {
-				k, s = key, "<nil>"
-				return
-			}
-			k, s = key+"Error", "PANIC="+panicText(r)
-		}
-	}()
-	return key, v.(fmt.Stringer).String()
-}
-
-// errorRead is what an error field becomes, both ways: for the key
-// "error" an exception (msg and typ), else msg under key; either way
-// zap's "<key>Causes" and "<key>Verbose", its details.
-type errorRead struct {
-	key, msg, typ string
-	exception     bool
-	// What "<field>Causes" and "<field>Verbose" are made of, appended by
-	// appendDetails to the caller's pooled slice: no slice of its own.
-	field   string
-	causes  []error
-	verbose string
-}
-
-// appendDetails appends the error's "<field>Causes" and "<field>Verbose".
-func (r errorRead) appendDetails(kvs []attribute.KeyValue) []attribute.KeyValue {
-	return appendErrorDetails(kvs, r.field, r.causes, r.verbose)
-}
-
-// readError reads err for the field key, running its user code (Error,
-// Errors, Format, ErrorType) once, each panic caught as addFieldGuarded
-// catches a field's: a panicking Error is "<key>Error"; a panicking
-// ErrorType leaves the exception as it was and the field says so, or
-// "<nil>" for a nil pointer.
-func readError(key string, err error) (r errorRead) {
-	msg, causes, verbose, perr := describeError(err)
-	if perr != nil {
-		return errorRead{key: key + "Error", msg: perr.Error()}
-	}
-	if key != errorKey {
-		return errorRead{key: key, msg: msg, field: key, causes: causes, verbose: verbose}
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			if isNilPointer(err) {
-				r = errorRead{key: key, msg: "<nil>"}
-				return
-			}
-			r = errorRead{key: key + "Error", msg: "PANIC=" + panicText(p)}
-		}
-	}()
-	return errorRead{msg: msg, typ: errorType(err), exception: true, field: key, causes: causes, verbose: verbose}
-}
-
-// errorType names err's type fully, as semantic conventions ask of
-// exception.type: "*errors.errorString", "*github.com/x/y.MyError", or the
-// ErrorType() string of an error that has one, as the OTel SDK reads it.
-func errorType(err error) string {
-	if et, ok := err.(interface{ ErrorType() string }); ok {
-		if s := et.ErrorType(); s != "" {
-			return s
-		}
-	}
-	t := reflect.TypeOf(err)
-	if name, ok := errorTypeNames.Load(t); ok {
-		return name.(string)
-	}
-	name := typeName(t)
-	errorTypeNames.Store(t, name)
-	return name
-}
-
-// errorTypeNames caches typeName: a program has few error types and logs
-// them often.
-var errorTypeNames sync.Map // reflect.Type -> string
-
-func typeName(t reflect.Type) string {
-	stars := ""
-	for t.Kind() == reflect.Pointer && t.Name() == "" {
-		t, stars = t.Elem(), stars+"*"
-	}
-	if t.PkgPath() != "" && t.Name() != "" {
-		return stars + t.PkgPath() + "." + t.Name()
-	}
-	return stars + t.String()
-}
-
-func isNilPointer(v any) bool {
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // The zapcore.ObjectEncoder methods, which Field.AddTo and marshalers call.

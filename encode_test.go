@@ -10,8 +10,13 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/otlpwire"
 )
 
 type point struct{ X, Y int }
@@ -36,6 +41,7 @@ func TestFieldConversion(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.FixedZone("X", 3600))
 	var nilIface error
 	var nilPtr *point
+	wc, lim := wireCore(t)
 	for _, tc := range []struct {
 		field zap.Field
 		want  string // attribute.Value.String() of the attribute under the field's key
@@ -85,8 +91,14 @@ func TestFieldConversion(t *testing.T) {
 		t.Run(tc.field.Key+"/"+tc.want, func(t *testing.T) {
 			e := getEncoder()
 			defer putEncoder(e)
-			e.addField(tc.field)
+			addOne(e, tc.field)
 			kvs := e.result()
+			// The direct way, held to the same table: both ways read
+			// the field with the same walk, which a comparison of the
+			// two ways alone would not fault.
+			if got, ok := directValue(t, wc, lim, tc.field); tc.typ != attribute.EMPTY && (!ok || got.String() != tc.want || got.Type() != tc.typ) {
+				t.Errorf("direct way: %v: %s %q (written: %v), want %s %q", tc.field.Type, got.Type(), got.String(), ok, tc.typ, tc.want)
+			}
 			if tc.typ == attribute.EMPTY && len(kvs) == 0 {
 				return // zap.Any(nil error) is zap.Skip
 			}
@@ -105,12 +117,12 @@ func TestReflectLimits(t *testing.T) {
 	loop.Next = loop
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Reflect("cyc", loop))
+	addOne(e, zap.Reflect("cyc", loop))
 	var deep any = "leaf"
 	for range 100 {
 		deep = []any{deep}
 	}
-	e.addField(zap.Reflect("deep", deep))
+	addOne(e, zap.Reflect("deep", deep))
 	got := map[string]attribute.Value{}
 	for _, kv := range e.result() {
 		got[string(kv.Key)] = kv.Value
@@ -175,7 +187,7 @@ func (everyType) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 func TestArrayOfEveryType(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Array("k", everyType{}))
+	addOne(e, zap.Array("k", everyType{}))
 	want := `[true,"bs","(1+2i)","(3+4i)",1.5,0.1,-1,-64,-32,-16,-8,"s",1,"18446744073709551615",32,16,8,7,1000000000,"2026-01-02T03:04:05Z",[1],{"x":1,"y":2},{"r":1}]`
 	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
@@ -210,7 +222,7 @@ func (n nested) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
-	e.addField(zap.Object("deep", nested(101)))
+	addOne(e, zap.Object("deep", nested(101)))
 	v := e.result()[0].Value
 	depth := 0
 	for v.Type() == attribute.MAP || v.Type() == attribute.SLICE {
@@ -235,4 +247,55 @@ func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 	if s := v.AsString(); !strings.Contains(s, `"n":0`) {
 		t.Errorf("the rest lost the deepest level: %.200s", s)
 	}
+}
+
+// addOne adds f to e, as addFields adds each field.
+func addOne(e *attrEncoder, f zapcore.Field) { e.addFields([]zapcore.Field{f}) }
+
+// directValue is the value the direct way writes for f alone under "k",
+// decoded; false when it does not write the entry, or writes no "k".
+func directValue(t *testing.T, c *Core, lim otlpwire.Limits, f zapcore.Field) (attribute.Value, bool) {
+	b, ok := directBytes(c, zapcore.Entry{Message: "m"}, []zapcore.Field{f}, lim)
+	if !ok {
+		return attribute.Value{}, false
+	}
+	var rec logpb.LogRecord
+	if err := proto.Unmarshal(b, &rec); err != nil {
+		t.Fatalf("the direct way's record: %v", err)
+	}
+	for _, kv := range rec.GetAttributes() {
+		if kv.GetKey() == "k" {
+			return anyAttr(kv.GetValue()), true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// anyAttr is the attribute.Value an OTLP value encodes.
+func anyAttr(v *commonpb.AnyValue) attribute.Value {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return attribute.StringValue(x.StringValue)
+	case *commonpb.AnyValue_IntValue:
+		return attribute.Int64Value(x.IntValue)
+	case *commonpb.AnyValue_BoolValue:
+		return attribute.BoolValue(x.BoolValue)
+	case *commonpb.AnyValue_DoubleValue:
+		return attribute.Float64Value(x.DoubleValue)
+	case *commonpb.AnyValue_BytesValue:
+		return attribute.ByteSliceValue(x.BytesValue)
+	case *commonpb.AnyValue_ArrayValue:
+		var vals []attribute.Value
+		for _, e := range x.ArrayValue.GetValues() {
+			vals = append(vals, anyAttr(e))
+		}
+		return attribute.SliceValue(vals...)
+	case *commonpb.AnyValue_KvlistValue:
+		var kvs []attribute.KeyValue
+		for _, kv := range x.KvlistValue.GetValues() {
+			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(kv.GetKey()), Value: anyAttr(kv.GetValue())})
+		}
+		return attribute.MapValue(kvs...)
+	}
+	return attribute.Value{}
 }

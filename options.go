@@ -39,7 +39,7 @@ type config struct {
 	flushTimeout time.Duration
 	defaultScope string
 	levels       []levelFor // WithLevelFor's, in the order given
-	baggage      baggageKeys
+	ctxAttrs     []ctxAttrs // the features that add attributes from the context (ctxattrs.go)
 	spans        spanConfig
 	hold         holdConfig
 }
@@ -330,7 +330,7 @@ func WithLevelFor(prefix string, level zapcore.LevelEnabler) Option {
 // like a field replaces the field's value, as the SDK's record does. It
 // adds to the bridge only: a tee's base prints no baggage.
 func WithBaggage(keys ...string) Option {
-	return optionFunc(func(c *config) { c.baggage.add(keys) })
+	return optionFunc(func(c *config) { ctxAttrsOf[baggageKeys](c).add(keys) })
 }
 
 // WithSpanEvents adds every bridged entry at or above level whose context

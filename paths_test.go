@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -70,19 +69,7 @@ func bothPaths(t *testing.T) []bridgePath {
 }
 
 // anyText is an OTLP value as attribute.Value.String writes the same one.
-func anyText(v *commonpb.AnyValue) string {
-	switch x := v.GetValue().(type) {
-	case *commonpb.AnyValue_StringValue:
-		return x.StringValue
-	case *commonpb.AnyValue_IntValue:
-		return fmt.Sprint(x.IntValue)
-	case *commonpb.AnyValue_BoolValue:
-		return fmt.Sprint(x.BoolValue)
-	case *commonpb.AnyValue_DoubleValue:
-		return fmt.Sprint(x.DoubleValue)
-	}
-	return v.String()
-}
+func anyText(v *commonpb.AnyValue) string { return anyAttr(v).String() }
 
 // gotBodies lists the records' bodies.
 func gotBodies(rs []gotRecord) []string {

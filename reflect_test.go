@@ -69,7 +69,7 @@ func TestReflectedValuesKeepWhatJSONLoses(t *testing.T) {
 	e := getEncoder()
 	defer putEncoder(e)
 	for _, f := range keptValueFields() {
-		e.addField(f)
+		addOne(e, f)
 	}
 	got := map[string]attribute.Value{}
 	for _, kv := range e.result() {

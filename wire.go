@@ -1,7 +1,6 @@
 package zaplens
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/zaplens/zaplens/internal/direct"
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // On a zaplens provider an entry becomes OTLP bytes in one of two ways.
@@ -126,7 +126,7 @@ func (c *Core) appendDirect(b []byte, e *attrEncoder, rec *otlpwire.Record, ent 
 	d.b = otlpwire.AppendHead(b, rec, &d.lim)
 	d.b = append(d.b, c.wire.buf...)
 	d.with, d.bits = c.wire.keys, c.wire.bits
-	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.bag)
+	ok := d.addFields(fields) && d.addException() && d.addEntry(ent) && d.addAttrs(e.ctxAttrs)
 	if !ok || (lim.AttributeCount >= 0 && len(d.with)+len(d.keys) > lim.AttributeCount) {
 		return d.b, false
 	}
@@ -218,132 +218,83 @@ func (d *directWriter) key(k string) (string, bool) {
 
 // addFields writes the fields, as attrEncoder.addFields converts them.
 func (d *directWriter) addFields(fields []zapcore.Field) bool {
-	for i := range fields {
-		if !d.addField(i, &fields[i]) {
-			return false
-		}
-	}
-	return true
+	return zapfield.Walk(wireLeaves{d}, fields)
 }
 
-func (d *directWriter) addField(i int, f *zapcore.Field) bool {
-	switch f.Type {
-	case zapcore.StringType:
-		if isEventName(f) {
-			return true // the record's own, in its head already
-		}
-		return d.str(f.Key, f.String)
-	case zapcore.Float64Type:
-		return d.float(f.Key, math.Float64frombits(uint64(f.Integer)))
-	case zapcore.BoolType:
-		k, ok := d.key(f.Key)
-		if ok && k != "" {
-			d.b = otlpwire.AppendBoolAttr(d.b, k, f.Integer == 1, &d.lim)
-		}
-		return ok
-	case zapcore.BinaryType:
-		v, isBytes := f.Interface.([]byte)
-		if !isBytes {
-			return d.convert(i, *f) // a field made by hand, which the conversion guards
-		}
-		k, ok := d.key(f.Key)
-		if ok && k != "" {
-			d.b = otlpwire.AppendBytesAttr(d.b, k, v, &d.lim)
-		}
-		return ok
-	case zapcore.SkipType:
-		return true
-	case zapcore.StringerType:
-		if _, ok := contextOf(*f); ok {
-			return true // a context passed as zap.Any: read, never printed
-		}
-		return d.stringer(i, f)
-	case zapcore.ErrorType:
-		return d.error(i, f)
-	case zapcore.TimeType, zapcore.TimeFullType:
-		if t, ok := fieldTime(f); ok {
-			return d.formatted(f.Key, t.AppendFormat(d.scratch[:0], time.RFC3339Nano))
-		}
-		return d.convert(i, *f) // a time field made by hand, which the conversion guards
-	case zapcore.ByteStringType:
-		b, isBytes := f.Interface.([]byte)
-		if !isBytes {
-			return d.convert(i, *f)
-		}
-		return d.text(f.Key, b)
-	case zapcore.ReflectType:
-		if _, ok := contextOf(*f); ok {
-			return true
-		}
-		return d.convert(i, *f)
-	case zapcore.ObjectMarshalerType, zapcore.ArrayMarshalerType,
-		zapcore.Float32Type, zapcore.Complex64Type, zapcore.Complex128Type:
-		return d.convert(i, *f)
+// wireLeaves are the direct way's zapfield.Leaves: each value is written
+// to the record. What a Stringer's or an error's user code gave is kept,
+// should the entry go the general way after all; a field whose conversion
+// runs zap's Field.AddTo is converted the general way, once, and what that
+// gives written; a field that nests what follows is declined.
+type wireLeaves struct{ d *directWriter }
+
+func (l wireLeaves) Bool(k string, v bool) bool {
+	k, ok := l.d.key(k)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendBoolAttr(l.d.b, k, v, &l.d.lim)
 	}
-	if v, ok := intField(f); ok {
-		return d.int(f.Key, v)
-	}
-	if f.Type == zapcore.Uint64Type || f.Type == zapcore.UintptrType {
-		// Above MaxInt64 (intField took the rest): a decimal string, as
-		// uintValue makes it.
-		return d.formatted(f.Key, strconv.AppendUint(d.scratch[:0], uint64(f.Integer), 10))
-	}
-	// A namespace, or an inline marshaler, which may open one: what
-	// follows nests, which the direct way does not write.
-	return false
+	return ok
 }
 
-// fieldTime is the time of a zap.Time or zap.Time-like field, as zap's
-// Field.AddTo reads it; false for a field whose Interface is not what zap
-// puts there.
-func fieldTime(f *zapcore.Field) (time.Time, bool) {
-	if f.Type == zapcore.TimeFullType {
-		t, ok := f.Interface.(time.Time)
-		return t, ok
-	}
-	if f.Interface == nil {
-		return time.Unix(0, f.Integer), true
-	}
-	loc, ok := f.Interface.(*time.Location)
-	if !ok || loc == nil {
-		return time.Time{}, false
-	}
-	return time.Unix(0, f.Integer).In(loc), true
+// Uint writes a value above MaxInt64 as a decimal string, as uintValue
+// makes it.
+func (l wireLeaves) Uint(k string, v uint64) bool {
+	return l.d.formatted(k, strconv.AppendUint(l.d.scratch[:0], v, 10))
 }
 
-// stringer writes a Stringer field. Its String is user code: what it
-// gave is kept, should the entry go the general way after all.
-func (d *directWriter) stringer(i int, f *zapcore.Field) bool {
-	if _, ok := f.Interface.(attribute.Value); ok {
-		return d.convert(i, *f) // kept as itself, as addField keeps it
+func (l wireLeaves) Binary(k string, v []byte) bool {
+	k, ok := l.d.key(k)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendBytesAttr(l.d.b, k, v, &l.d.lim)
 	}
-	kv := d.keep(i, heldValue{}, stringAttr(stringerText(f.Key, f.Interface)))[0]
-	return d.str(string(kv.Key), kv.Value.AsString())
+	return ok
 }
 
-// error writes an error field as addError converts it: under the key
+func (l wireLeaves) Time(k string, v time.Time) bool {
+	return l.d.formatted(k, v.AppendFormat(l.d.scratch[:0], time.RFC3339Nano))
+}
+
+func (l wireLeaves) Stringer(i int, k, v string) bool {
+	d := l.d
+	kv := d.keep(i, heldValue{}, stringAttr(k, v))[0]
+	return l.String(string(kv.Key), kv.Value.AsString())
+}
+
+// Value converts an attribute.Value, kept as itself, the general way.
+func (l wireLeaves) Value(i int, f *zapcore.Field, v attribute.Value) bool {
+	l.d.general().Value(i, f, v)
+	return l.d.writeConverted(i)
+}
+
+// Error writes an error field as addError converts it: under the key
 // "error" an exception, written after every field; under another key, the
 // message; then its details.
-func (d *directWriter) error(i int, f *zapcore.Field) bool {
-	err, _ := f.Interface.(error)
-	if err == nil {
-		return true // addError adds nothing
-	}
-	r := readError(f.Key, err)
-	if r.exception {
+func (l wireLeaves) Error(i int, key string, err error) bool {
+	d := l.d
+	r := zapfield.ReadError(key, err)
+	if r.Exception {
 		d.keep(i, heldValue{})
 		x := &d.exception
 		clear(x.attrs)
 		x.set, x.index, x.err = true, i, err
-		x.attrs = append(x.attrs[:0], stringAttr(keyExceptionMessage, r.msg), stringAttr(keyExceptionType, r.typ))
-		x.attrs = r.appendDetails(x.attrs)
+		x.attrs = r.AppendException(x.attrs[:0])
 		return true
 	}
-	d.keep(i, heldValue{}, stringAttr(r.key, r.msg))
-	d.conv = r.appendDetails(d.conv)
+	d.keep(i, heldValue{}, stringAttr(r.Key, r.Msg))
+	d.conv = r.AppendDetails(d.conv)
 	kvs := d.extend()
-	return d.str(string(kvs[0].Key), kvs[0].Value.AsString()) && d.addAttrs(kvs[1:])
+	return l.String(string(kvs[0].Key), kvs[0].Value.AsString()) && d.addAttrs(kvs[1:])
 }
+
+// Marshaled converts the field the general way: zap's Field.AddTo, once.
+func (l wireLeaves) Marshaled(i int, f *zapcore.Field) bool {
+	l.d.general().Marshaled(i, f)
+	return l.d.writeConverted(i)
+}
+
+// Nested declines the entry: what follows a namespace nests, which the
+// direct way does not write.
+func (l wireLeaves) Nested(int, *zapcore.Field) bool { return false }
 
 // keep keeps what fields[i] became, for the general way: kvs, the first
 // h.n of them a held object's or array's entries. It returns them as kept.
@@ -363,14 +314,19 @@ func (d *directWriter) extend() []attribute.KeyValue {
 	return d.conv[c.start:c.end]
 }
 
-// convert writes fields[i] through the general conversion, which may run
-// user code, and keeps what it gave for the general way, should the entry
-// go there after all: its attributes. (Errors are read by error.)
-func (d *directWriter) convert(i int, f zapcore.Field) bool {
+// general is d's scratch encoder, ready for a field the general way's
+// leaf converts, its object or array held (see heldValue).
+func (d *directWriter) general() attrLeaves {
+	d.e.hold = true
+	return attrLeaves{d.e}
+}
+
+// writeConverted writes what the general way's leaf made of fields[i], which
+// may have run user code, and keeps it for the general way, should the
+// entry go there after all: its attributes.
+func (d *directWriter) writeConverted(i int) bool {
 	e := d.e
 	defer e.reset()
-	e.hold = true
-	e.addField(f)
 	h := e.held
 	kvs := d.keep(i, h, e.kvs...)
 	return d.addHeld(h, kvs[:h.n]) && d.addAttrs(kvs[h.n:])
@@ -422,7 +378,8 @@ func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 	e.kvs = append(e.kvs, kvs...)
 }
 
-func (d *directWriter) str(key, v string) bool {
+func (l wireLeaves) String(key, v string) bool {
+	d := l.d
 	k, ok := d.key(key)
 	if ok && k != "" {
 		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
@@ -433,30 +390,30 @@ func (d *directWriter) str(key, v string) bool {
 // formatted writes text formatted into d.scratch, whose room it keeps.
 func (d *directWriter) formatted(key string, v []byte) bool {
 	d.scratch = v[:0]
-	return d.text(key, v)
+	return wireLeaves{d}.ByteString(key, v)
 }
 
-// text writes bytes read as text.
-func (d *directWriter) text(key string, v []byte) bool {
-	k, ok := d.key(key)
+// ByteString writes bytes read as text.
+func (l wireLeaves) ByteString(key string, v []byte) bool {
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendTextAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
 
-func (d *directWriter) int(key string, v int64) bool {
-	k, ok := d.key(key)
+func (l wireLeaves) Int(key string, v int64) bool {
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendIntAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
 
-func (d *directWriter) float(key string, v float64) bool {
-	k, ok := d.key(key)
+func (l wireLeaves) Float(key string, v float64) bool {
+	k, ok := l.d.key(key)
 	if ok && k != "" {
-		d.b = otlpwire.AppendFloatAttr(d.b, k, v, &d.lim)
+		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
 	}
 	return ok
 }
@@ -465,11 +422,12 @@ func (d *directWriter) float(key string, v float64) bool {
 // them: a stack is exception.stacktrace beside an exception, else
 // code.stacktrace.
 func (d *directWriter) addEntry(ent *zapcore.Entry) bool {
+	l := wireLeaves{d}
 	if ent.Caller.Defined {
-		if !d.str(keyFilePath, ent.Caller.File) || !d.int(keyLineNumber, int64(ent.Caller.Line)) {
+		if !l.String(keyFilePath, ent.Caller.File) || !l.Int(keyLineNumber, int64(ent.Caller.Line)) {
 			return false
 		}
-		if ent.Caller.Function != "" && !d.str(keyFunctionName, ent.Caller.Function) {
+		if ent.Caller.Function != "" && !l.String(keyFunctionName, ent.Caller.Function) {
 			return false
 		}
 	}
@@ -477,7 +435,7 @@ func (d *directWriter) addEntry(ent *zapcore.Entry) bool {
 		return true
 	}
 	if d.exception.set {
-		return d.str(keyExceptionStack, ent.Stack)
+		return l.String(keyExceptionStack, ent.Stack)
 	}
-	return d.str(keyCodeStacktrace, ent.Stack)
+	return l.String(keyCodeStacktrace, ent.Stack)
 }

@@ -24,7 +24,7 @@ import (
 func wireHead(c *Core, e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) otlpwire.Record {
 	r := readEntry(fields)
 	_, sc := c.entryContext(&r)
-	c.addBaggage(e, &r)
+	c.addCtxAttrs(e, &r)
 	var rec otlpwire.Record
 	setWireRecord(&rec, ent, severity(ent.Level), sc, c.eventName(&r))
 	return rec
