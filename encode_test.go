@@ -299,3 +299,30 @@ func anyAttr(v *commonpb.AnyValue) attribute.Value {
 	}
 	return attribute.Value{}
 }
+
+// An ErrorType field made by hand with no error in it is told, as any
+// hand-made field zap's AddTo panics on: "<key>Error", the panic's text,
+// on both ways; it was dropped silently before.
+func TestHandMadeErrorFieldWithNoError(t *testing.T) {
+	f := zapcore.Field{Key: "k", Type: zapcore.ErrorType, Interface: "not an error"}
+	e := getEncoder()
+	defer putEncoder(e)
+	addOne(e, f)
+	kvs := e.result()
+	if len(kvs) != 1 || kvs[0].Key != "kError" || !strings.HasPrefix(kvs[0].Value.AsString(), "PANIC=interface conversion") {
+		t.Fatalf("general way gave %v, want kError: PANIC=interface conversion...", kvs)
+	}
+	wc, lim := wireCore(t)
+	b, ok := directBytes(wc, zapcore.Entry{Message: "m"}, []zapcore.Field{f}, lim)
+	if !ok {
+		return // left to the general way, checked above
+	}
+	var rec logpb.LogRecord
+	if err := proto.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	attrs := rec.GetAttributes()
+	if len(attrs) != 1 || attrs[0].GetKey() != "kError" || attrs[0].GetValue().GetStringValue() != kvs[0].Value.AsString() {
+		t.Fatalf("direct way gave %v, want %v", attrs, kvs)
+	}
+}

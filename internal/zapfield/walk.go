@@ -93,9 +93,15 @@ func Walk(l Leaves, fields []zapcore.Field) bool {
 				ok = l.Stringer(i, k, s)
 			}
 		case zapcore.ErrorType:
-			err, _ := f.Interface.(error)
-			if err == nil {
+			if f.Interface == nil {
 				continue // zap adds nothing
+			}
+			err, isErr := f.Interface.(error)
+			if !isErr {
+				// Made by hand with no error in it: zap's AddTo panics,
+				// which the leaf tells as "<key>Error", as for any such field.
+				ok = l.Marshaled(i, f)
+				break
 			}
 			ok = l.Error(i, f.Key, err)
 		case zapcore.ReflectType:

@@ -190,6 +190,7 @@ var everyField = []struct {
 	{zap.Error(errors.New("exc")), "Error"},
 	{zap.Error(nil), "none"},
 	{zapcore.Field{Key: "errnil", Type: zapcore.ErrorType}, "none"},
+	{zapcore.Field{Key: "errstr", Type: zapcore.ErrorType, Interface: "not an error"}, "Marshaled"},
 	{zap.Reflect("refl", map[string]int{"a": 1}), "Marshaled"},
 	{zap.Object("obj", point{1, 2}), "Marshaled"},
 	{zap.Ints("arr", []int{1, 2}), "Marshaled"},
