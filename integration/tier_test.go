@@ -24,7 +24,8 @@ package integration
 //	ZAPLENS_TIER=long go test -run '^TestTier$' -v -timeout 30m .
 //	  ZAPLENS_TIER_DURATION=2m (default 60s, at least 40s): how long the services log
 //	  ZAPLENS_TIER_FAULTS=gateway (default gateway,storage,service): the faults
-//	  to make, to count each one's duplicates alone
+//	  to make, to count each one's duplicates alone; "add" also starts a
+//	  fourth replica at 4/6 of the run and adds it to the name
 //	  ZAPLENS_TIER_SERVICES=1 (default 8): how many services log; one alone
 //	  gives a fleet process's CPU per line without its neighbours
 //	  ZAPLENS_TIER_CPUPROFILE=DIR: each service's CPU profile, DIR/<service>-<life>.prof
@@ -124,6 +125,10 @@ const (
 
 var tierHosts = gateways.Hosts
 
+// tierSpareHost is the replica the "add" fault starts during the run and
+// adds to the name.
+const tierSpareHost = "127.0.0.5"
+
 // tier is the running tier.
 type tier struct {
 	t        *testing.T
@@ -155,7 +160,7 @@ type tierGateway struct {
 	mu       sync.Mutex
 	accepted []float64 // per life, its last count of log records accepted
 	sent     []float64 // per life, its last count of log records its exporter sent
-	restart  time.Time // when it was last started again, or zero
+	restart  time.Time // when it was last started again, or added to the name; zero if never
 }
 
 // tierService is one service, over its lives.
@@ -223,6 +228,11 @@ func TestTier(t *testing.T) {
 		time.Sleep(time.Until(restartStorageAt))
 		tr.restartStorage(1)
 		note("storage node 1 started again, after 20 s")
+	}
+
+	at(4.0 / 6)
+	if mode.fault("add") {
+		tr.addGateway(note)
 	}
 
 	at(1)
@@ -303,7 +313,11 @@ func (tr *tier) restartStorage(i int) {
 // every address, and the DNS server that names them.
 func (tr *tier) startGateways() {
 	t := tr.t
-	ports, err := gateways.FreePorts(tierHosts)
+	hosts := tierHosts
+	if tierSettings.fault("add") {
+		hosts = append(slices.Clone(hosts), tierSpareHost)
+	}
+	ports, err := gateways.FreePorts(hosts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +328,24 @@ func (tr *tier) startGateways() {
 		tr.gateways = append(tr.gateways, gw)
 		tr.startGateway(gw)
 	}
+	if tierSettings.fault("add") {
+		tr.gateways = append(tr.gateways, &tierGateway{host: tierSpareHost}) // started by addGateway
+	}
 	tr.dns = startTierDNS(t, tierName, tierHosts)
+}
+
+// addGateway starts the spare replica and adds it to the name: a tier
+// scaled up while the services send.
+func (tr *tier) addGateway(note func(string, ...any)) {
+	gw := tr.gateways[len(tr.gateways)-1]
+	tr.startGateway(gw)
+	if err := tr.dns.SetAddrs(append(slices.Clone(tierHosts), gw.host)); err != nil {
+		tr.t.Fatal(err)
+	}
+	gw.mu.Lock()
+	gw.restart = time.Now()
+	gw.mu.Unlock()
+	note("gateway %s started and added to the name", gw.host)
 }
 
 func (tr *tier) startGateway(gw *tierGateway) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
@@ -21,6 +22,7 @@ import (
 type DNS struct {
 	conn  net.PacketConn
 	name  string // fully qualified, with the final dot
+	mu    sync.Mutex
 	addrs [][4]byte
 }
 
@@ -28,12 +30,8 @@ type DNS struct {
 // 127.0.0.1, until Close.
 func StartDNS(name string, addrs []string) (*DNS, error) {
 	d := &DNS{name: strings.TrimSuffix(name, ".") + "."}
-	for _, a := range addrs {
-		ip := net.ParseIP(a).To4()
-		if ip == nil {
-			return nil, fmt.Errorf("%q is not an IPv4 address", a)
-		}
-		d.addrs = append(d.addrs, [4]byte(ip))
+	if err := d.SetAddrs(addrs); err != nil {
+		return nil, err
 	}
 	conn, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -42,6 +40,23 @@ func StartDNS(name string, addrs []string) (*DNS, error) {
 	d.conn = conn
 	go d.serve()
 	return d, nil
+}
+
+// SetAddrs makes addrs, IPv4 addresses, the name's answer from now on: a
+// replica added to the tier, or taken out of it.
+func (d *DNS) SetAddrs(addrs []string) error {
+	var ips [][4]byte
+	for _, a := range addrs {
+		ip := net.ParseIP(a).To4()
+		if ip == nil {
+			return fmt.Errorf("%q is not an IPv4 address", a)
+		}
+		ips = append(ips, [4]byte(ip))
+	}
+	d.mu.Lock()
+	d.addrs = ips
+	d.mu.Unlock()
+	return nil
 }
 
 // Addr is the server's "127.0.0.1:PORT".
@@ -83,8 +98,11 @@ func (d *DNS) answer(query []byte) ([]byte, bool) {
 	if b.StartQuestions() != nil || b.Question(q) != nil || b.StartAnswers() != nil {
 		return nil, false
 	}
+	d.mu.Lock()
+	addrs := d.addrs
+	d.mu.Unlock()
 	if known && q.Type == dnsmessage.TypeA {
-		for _, a := range d.addrs {
+		for _, a := range addrs {
 			rr := dnsmessage.ResourceHeader{Name: q.Name, Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET}
 			if b.AResource(rr, dnsmessage.AResource{A: a}) != nil {
 				return nil, false

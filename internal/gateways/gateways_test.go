@@ -33,6 +33,19 @@ func TestDNSAnswersTheName(t *testing.T) {
 	if _, err := net.DefaultResolver.LookupHost(ctx, "other.tier.test"); !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
 		t.Errorf("other.tier.test: %v, want not found", err)
 	}
+	// A replica added: the next look-up finds it.
+	more := append(slices.Clone(Hosts), "127.0.0.5")
+	if err := d.SetAddrs(more); err != nil {
+		t.Fatal(err)
+	}
+	addrs, err = net.DefaultResolver.LookupHost(ctx, "gateway.tier.test")
+	slices.Sort(addrs)
+	if err != nil || !slices.Equal(addrs, more) {
+		t.Errorf("after SetAddrs gateway.tier.test resolves to %v (%v), want %v", addrs, err, more)
+	}
+	if err := d.SetAddrs([]string{"::1"}); err == nil {
+		t.Error("SetAddrs took an IPv6 address")
+	}
 	restore()
 	if net.DefaultResolver == prev {
 		t.Error("UseDNS's restore left its resolver in place")
