@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -51,9 +50,7 @@ const (
 
 // tierRun is the running tier.
 type tierRun struct {
-	storage  []*victorialogs.Server
-	vlinsert *victorialogs.Server
-	vlselect *victorialogs.Server
+	vl       *victorialogs.Cluster
 	ports    gateways.Ports
 	gateways []*otelcol.Process
 	dns      *gateways.DNS
@@ -83,7 +80,7 @@ func runTier(ctx context.Context, stdout, progress io.Writer, hold func(context.
 	tr := &tierRun{}
 	defer tr.stop()
 	fmt.Fprintln(progress, "starting the tier: a VictoriaLogs cluster, three gateway replicas")
-	if err := tr.startCluster(ctx, vlBin, dir); err != nil {
+	if tr.vl, err = victorialogs.StartCluster(ctx, vlBin, dir, 2); err != nil {
 		return err
 	}
 	if err := tr.startGateways(ctx, otelBin, dir); err != nil {
@@ -120,30 +117,9 @@ func (tr *tierRun) stop() {
 	if tr.dns != nil {
 		tr.dns.Close()
 	}
-	for _, s := range append([]*victorialogs.Server{tr.vlselect, tr.vlinsert}, tr.storage...) {
-		if s != nil {
-			s.Stop()
-		}
+	if tr.vl != nil {
+		tr.vl.Stop()
 	}
-}
-
-// startCluster starts two storage nodes, then a vlinsert and a vlselect in
-// front of them: one binary, the last two with -storageNode.
-func (tr *tierRun) startCluster(ctx context.Context, bin, dir string) error {
-	for i := range 2 {
-		s, err := victorialogs.Start(ctx, bin, victorialogs.Options{DataDir: filepath.Join(dir, fmt.Sprintf("storage-%d", i))})
-		if err != nil {
-			return err
-		}
-		tr.storage = append(tr.storage, s)
-	}
-	nodes := "-storageNode=" + tr.storage[0].Addr() + "," + tr.storage[1].Addr()
-	var err error
-	if tr.vlinsert, err = victorialogs.Start(ctx, bin, victorialogs.Options{DataDir: filepath.Join(dir, "vlinsert"), Args: []string{nodes, "-select.disable"}}); err != nil {
-		return err
-	}
-	tr.vlselect, err = victorialogs.Start(ctx, bin, victorialogs.Options{DataDir: filepath.Join(dir, "vlselect"), Args: []string{nodes, "-insert.disable"}})
-	return err
 }
 
 // startGateways starts the three replicas, on one set of ports free on
@@ -158,14 +134,9 @@ func (tr *tierRun) startGateways(ctx context.Context, bin, dir string) error {
 		return err
 	}
 	for _, h := range gateways.Hosts {
-		telemetry, err := gateways.TelemetryConfig(dir, h, tr.ports.Metrics)
+		p, err := gateways.Start(ctx, bin, dir, h, tr.ports, gateway, tr.vl.Insert.Addr(), nil)
 		if err != nil {
 			return err
-		}
-		o := gateways.Replica(h, tr.ports, []string{gateway, telemetry}, filepath.Join(dir, "queue-"+h), tr.vlinsert.Addr())
-		p, err := otelcol.Start(ctx, bin, o)
-		if err != nil {
-			return fmt.Errorf("gateway %s: %w", h, err)
 		}
 		tr.gateways = append(tr.gateways, p)
 	}
@@ -246,23 +217,12 @@ func (tr *tierRun) runService(ctx context.Context, i int) (tierTrace, error) {
 func (tr *tierRun) waitStored(ctx context.Context, logged int) (int, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		n, err := tr.count(ctx, "*")
+		n, err := tr.vl.Count(ctx, "*")
 		if err != nil || n >= logged || time.Now().After(deadline) {
 			return n, err
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// count is `query | count()` through vlselect, after the storage nodes
-// have made what they took searchable.
-func (tr *tierRun) count(ctx context.Context, query string) (int, error) {
-	for _, s := range tr.storage {
-		if err := s.Flush(ctx); err != nil {
-			return 0, err
-		}
-	}
-	return tr.vlselect.Count(ctx, query)
 }
 
 // print writes what the tier did and where to see it.
@@ -271,7 +231,7 @@ func (tr *tierRun) print(ctx context.Context, w io.Writer, traces []tierTrace, l
 		strings.Join(gateways.Hosts, ", "), tr.ports.GRPC, tr.ports.HTTP)
 	fmt.Fprintf(w, "  their one name    %s, answered by the example's DNS server on %s\n", tierName, tr.dns.Addr())
 	fmt.Fprintf(w, "  VictoriaLogs      storage nodes %s and %s, vlinsert %s, vlselect %s\n",
-		tr.storage[0].Addr(), tr.storage[1].Addr(), tr.vlinsert.Addr(), tr.vlselect.Addr())
+		tr.vl.Storage[0].Addr(), tr.vl.Storage[1].Addr(), tr.vl.Insert.Addr(), tr.vl.Select.Addr())
 	fmt.Fprintf(w, "\n%d services (half over OTLP/gRPC, half over OTLP/HTTP) logged %d lines in %d traces; vlselect finds %d\n",
 		tierServices, logged, tierServices*tierBursts, stored)
 
@@ -289,16 +249,16 @@ func (tr *tierRun) print(ctx context.Context, w io.Writer, traces []tierTrace, l
 		fmt.Fprintf(w, "  gateway %s: %.0f records (%.1f%%)\n", h, shares[i], 100*shares[i]/max(total, 1))
 	}
 
-	fmt.Fprintf(w, "\nVictoriaLogs's web UI, on vlselect: %s\n", tr.vlselect.UIURL())
+	fmt.Fprintf(w, "\nVictoriaLogs's web UI, on vlselect: %s\n", tr.vl.Select.UIURL())
 	t := traces[0]
 	query := "trace_id:=" + t.id.String()
-	n, err := tr.count(ctx, query)
+	n, err := tr.vl.Count(ctx, query)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\none trace, %s's request %d: %d lines\n  LogsQL: %s\n  vmui:   %s\n", t.service, t.burst, n, query, tr.vlselect.QueryUIURL(query))
+	fmt.Fprintf(w, "\none trace, %s's request %d: %d lines\n  LogsQL: %s\n  vmui:   %s\n", t.service, t.burst, n, query, tr.vl.Select.QueryUIURL(query))
 	all := "* | stats by (service.name) count() lines"
-	fmt.Fprintf(w, "\nevery line of the run, by service:\n  LogsQL: %s\n  vmui:   %s\n", all, tr.vlselect.QueryUIURL(all))
+	fmt.Fprintf(w, "\nevery line of the run, by service:\n  LogsQL: %s\n  vmui:   %s\n", all, tr.vl.Select.QueryUIURL(all))
 	return nil
 }
 
@@ -308,8 +268,8 @@ func (tr *tierRun) processes() []named {
 	for i, p := range tr.gateways {
 		ps = append(ps, named{"gateway " + gateways.Hosts[i], p})
 	}
-	for i, s := range tr.storage {
+	for i, s := range tr.vl.Storage {
 		ps = append(ps, named{fmt.Sprintf("VictoriaLogs storage node %d", i), s})
 	}
-	return append(ps, named{"vlinsert", tr.vlinsert}, named{"vlselect", tr.vlselect})
+	return append(ps, named{"vlinsert", tr.vl.Insert}, named{"vlselect", tr.vl.Select})
 }

@@ -64,7 +64,7 @@ func checkTierPrinted(t *testing.T, ctx context.Context, tr *tierRun, out string
 	if want := tierServices * tierBursts * tierBurst; logged != want || found != want || traces != tierServices*tierBursts {
 		t.Errorf("printed %d lines logged in %d traces, %d found; want %d in %d, all found", logged, traces, found, want, tierServices*tierBursts)
 	}
-	if n, err := tr.count(ctx, "*"); err != nil || n != logged {
+	if n, err := tr.vl.Count(ctx, "*"); err != nil || n != logged {
 		t.Errorf("vlselect counts %d lines (%v), want the %d logged", n, err, logged)
 	}
 
@@ -89,7 +89,7 @@ func checkTierPrinted(t *testing.T, ctx context.Context, tr *tierRun, out string
 		t.Fatalf("no trace's query:\n%s", out)
 	}
 	service, request, n, query, link := one[1], one[2], atoi(one[3]), one[4], one[5]
-	rows, err := tr.vlselect.Query(ctx, query)
+	rows, err := tr.vl.Select.Query(ctx, query)
 	if err != nil {
 		t.Fatalf("printed query %q: %v", query, err)
 	}
@@ -106,13 +106,13 @@ func checkTierPrinted(t *testing.T, ctx context.Context, tr *tierRun, out string
 	if len(lines) != tierBurst {
 		t.Errorf("%q finds %d distinct lines of the burst, want %d", query, len(lines), tierBurst)
 	}
-	checkLink(t, tr.vlselect, link, query)
+	checkLink(t, tr.vl.Select, link, query)
 
 	all := printedAll.FindStringSubmatch(out)
 	if all == nil {
 		t.Fatalf("no query for the whole run:\n%s", out)
 	}
-	rows, err = tr.vlselect.Query(ctx, all[1])
+	rows, err = tr.vl.Select.Query(ctx, all[1])
 	if err != nil || len(rows) != tierServices {
 		t.Fatalf("printed query %q: %v, %v; want a row a service", all[1], rows, err)
 	}
@@ -121,7 +121,7 @@ func checkTierPrinted(t *testing.T, ctx context.Context, tr *tierRun, out string
 			t.Errorf("%q: %v, want %d lines a service", all[1], r, tierBursts*tierBurst)
 		}
 	}
-	checkLink(t, tr.vlselect, all[2], all[1])
+	checkLink(t, tr.vl.Select, all[2], all[1])
 }
 
 func atoi(s string) int {

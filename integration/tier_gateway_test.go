@@ -35,13 +35,3 @@ func tierGatewayConfig(t *testing.T, dir string) string {
 	}
 	return path
 }
-
-// tierTelemetryConfig is the per-replica part: its metrics at host:port.
-func tierTelemetryConfig(t *testing.T, dir, host string, port int) string {
-	t.Helper()
-	path, err := gateways.TelemetryConfig(dir, host, port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

@@ -139,9 +139,7 @@ type tier struct {
 	dns      *gateways.DNS
 	gwConfig string
 	gateways []*tierGateway
-	storage  []*victorialogs.Server
-	vlinsert *victorialogs.Server
-	vlselect *victorialogs.Server
+	vl       *victorialogs.Cluster
 	services []*tierService
 	samples  []tierSample // every replica's count, every scrape
 }
@@ -214,8 +212,8 @@ func TestTier(t *testing.T) {
 	at(2.0 / 6)
 	var restartStorageAt time.Time
 	if mode.fault("storage") {
-		note("storage node 1 (%s) stopped", tr.storage[1].Addr())
-		tr.storage[1].Stop()
+		note("storage node 1 (%s) stopped", tr.vl.Storage[1].Addr())
+		tr.vl.Storage[1].Stop()
 		restartStorageAt = time.Now().Add(20 * time.Second)
 	}
 
@@ -226,7 +224,9 @@ func TestTier(t *testing.T) {
 
 	if !restartStorageAt.IsZero() {
 		time.Sleep(time.Until(restartStorageAt))
-		tr.restartStorage(1)
+		if err := tr.vl.RestartStorage(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
 		note("storage node 1 started again, after 20 s")
 	}
 
@@ -287,26 +287,12 @@ func (w tLogWriter) Write(p []byte) (int, error) {
 
 // startCluster starts two storage nodes, a vlinsert and a vlselect.
 func (tr *tier) startCluster() {
-	for i := range 2 {
-		tr.storage = append(tr.storage, tr.startVL("", fmt.Sprintf("storage-%d", i)))
-	}
-	nodes := "-storageNode=" + tr.storage[0].Addr() + "," + tr.storage[1].Addr()
-	tr.vlinsert = tr.startVL("", "vlinsert", nodes, "-select.disable")
-	tr.vlselect = tr.startVL("", "vlselect", nodes, "-insert.disable")
-}
-
-func (tr *tier) startVL(addr, name string, args ...string) *victorialogs.Server {
-	t := tr.t
-	s, err := victorialogs.Start(context.Background(), tr.vlBin, victorialogs.Options{Addr: addr, DataDir: filepath.Join(tr.root, name), Args: args})
+	c, err := victorialogs.StartCluster(context.Background(), tr.vlBin, tr.root, 2)
 	if err != nil {
-		t.Fatalf("%s: %v", name, err)
+		tr.t.Fatal(err)
 	}
-	t.Cleanup(s.Stop)
-	return s
-}
-
-func (tr *tier) restartStorage(i int) {
-	tr.storage[i] = tr.startVL(tr.storage[i].Addr(), fmt.Sprintf("storage-%d", i))
+	tr.t.Cleanup(c.Stop)
+	tr.vl = c
 }
 
 // startGateways starts the three replicas, on one set of ports free on
@@ -350,18 +336,14 @@ func (tr *tier) addGateway(note func(string, ...any)) {
 
 func (tr *tier) startGateway(gw *tierGateway) {
 	t := tr.t
-	dir := filepath.Join(tr.root, "gateway-"+gw.host)
-	out, err := os.OpenFile(dir+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	out, err := os.OpenFile(filepath.Join(tr.root, "gateway-"+gw.host+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { out.Close() })
-	o := gateways.Replica(gw.host, tr.ports, []string{tr.gwConfig, tierTelemetryConfig(t, tr.root, gw.host, tr.ports.Metrics)},
-		filepath.Join(dir, "queue"), tr.vlinsert.Addr())
-	o.Output = out
-	p, err := otelcol.Start(context.Background(), tr.otelBin, o)
+	p, err := gateways.Start(context.Background(), tr.otelBin, tr.root, gw.host, tr.ports, tr.gwConfig, tr.vl.Insert.Addr(), out)
 	if err != nil {
-		t.Fatalf("gateway %s: %v", gw.host, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(p.Stop)
 	gw.mu.Lock()
@@ -530,10 +512,10 @@ func (tr *tier) cpu() map[string]time.Duration {
 	for _, gw := range tr.gateways {
 		m["gateway "+gw.host+" (its last life)"] = procCPU(gw.proc.Pid())
 	}
-	for i, s := range tr.storage {
+	for i, s := range tr.vl.Storage {
 		m[fmt.Sprintf("storage-%d (its last life)", i)] = procCPU(s.Pid())
 	}
-	m["vlinsert"] = procCPU(tr.vlinsert.Pid())
+	m["vlinsert"] = procCPU(tr.vl.Insert.Pid())
 	return m
 }
 

@@ -45,10 +45,7 @@ func (tr *tier) drain(note func(string, ...any)) (rows int, last time.Time) {
 func (tr *tier) count(query string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, s := range tr.storage {
-		_ = s.Flush(ctx)
-	}
-	n, err := tr.vlselect.Count(ctx, query)
+	n, err := tr.vl.Count(ctx, query)
 	if err != nil {
 		tr.t.Logf("count %q: %v", query, err)
 		return -1
@@ -74,14 +71,14 @@ func (tr *tier) groups() []tierGroup {
 		for life, l := range s.lives {
 			for g, n := range l.logged {
 				q := fmt.Sprintf(`"service.name":=%q life:=%d g:=%d`, s.name, life, g)
-				rows, err := tr.vlselect.Query(ctx, fmt.Sprintf("%s seq:<%d | stats count() n, count_uniq(seq) u", q, n))
+				rows, err := tr.vl.Select.Query(ctx, fmt.Sprintf("%s seq:<%d | stats count() n, count_uniq(seq) u", q, n))
 				if err != nil || len(rows) != 1 {
 					tr.t.Fatalf("%s: %v %v", q, rows, err)
 				}
 				gr := tierGroup{service: s.name, life: life, g: g, logged: n}
 				gr.stored, _ = strconv.Atoi(rows[0]["n"])
 				gr.distinct, _ = strconv.Atoi(rows[0]["u"])
-				beyond, err := tr.vlselect.Count(ctx, fmt.Sprintf("%s seq:>=%d", q, n))
+				beyond, err := tr.vl.Select.Count(ctx, fmt.Sprintf("%s seq:>=%d", q, n))
 				if err != nil {
 					tr.t.Fatal(err)
 				}
@@ -98,7 +95,7 @@ func (tr *tier) groups() []tierGroup {
 func (tr *tier) traces() (bursts int, missing []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rows, err := tr.vlselect.Query(ctx, "* | stats by (trace_id) count_uniq(seq) u")
+	rows, err := tr.vl.Select.Query(ctx, "* | stats by (trace_id) count_uniq(seq) u")
 	if err != nil {
 		tr.t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ package gateways
 // given by the variables the file reads.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,9 +68,41 @@ func Config(dir string) (string, error) {
 	return path, os.WriteFile(path, out, 0o644)
 }
 
-// TelemetryConfig writes the per-replica part into dir: its metrics at
-// host:port.
-func TelemetryConfig(dir, host string, port int) (string, error) {
+// Start runs the Collector bin as the replica at host: gateway (Config's
+// file) and then host's own telemetry configuration, written into dir;
+// its listeners at ports; its persistent queue in dir/queue-<host>, kept
+// across a restart on the same dir; exporting to the VictoriaLogs (a
+// vlinsert) at victoriaLogs, "host:port". output, if not nil, gets the
+// Collector's log.
+func Start(ctx context.Context, bin, dir, host string, ports Ports, gateway, victoriaLogs string, output io.Writer) (*otelcol.Process, error) {
+	telemetry, err := telemetryConfig(dir, host, ports.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	p, err := otelcol.Start(ctx, bin, otelcol.Options{
+		Configs: []string{gateway, telemetry},
+		Env: []string{
+			"GATEWAY_GRPC_ENDPOINT=" + At(host, ports.GRPC),
+			"GATEWAY_HTTP_ENDPOINT=" + At(host, ports.HTTP),
+			"GATEWAY_HEALTH_ENDPOINT=" + At(host, ports.Health),
+			"GATEWAY_QUEUE_DIR=" + filepath.Join(dir, "queue-"+host),
+			"VICTORIALOGS_URL=http://" + victoriaLogs,
+			// No Jaeger: the traces pipeline runs, and nothing sends it a span.
+			"JAEGER_OTLP_ENDPOINT=127.0.0.1:9",
+		},
+		Health: At(host, ports.Health),
+		Output: output,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway %s: %w", host, err)
+	}
+	return p, nil
+}
+
+// telemetryConfig writes the per-replica part into dir: its metrics at
+// host:port, where the Collector's default, port 8888 on every address,
+// would collide.
+func telemetryConfig(dir, host string, port int) (string, error) {
 	cfg := fmt.Sprintf(`service:
   telemetry:
     logs:
@@ -84,24 +118,4 @@ func TelemetryConfig(dir, host string, port int) (string, error) {
 `, host, port)
 	path := filepath.Join(dir, "telemetry-"+host+".yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
-}
-
-// Replica is how the replica at host runs: configs, Config's file
-// and then its TelemetryConfig's; its listeners at ports; its persistent
-// queue in queueDir; exporting to the VictoriaLogs (a vlinsert) at
-// victoriaLogs, "host:port".
-func Replica(host string, ports Ports, configs []string, queueDir, victoriaLogs string) otelcol.Options {
-	return otelcol.Options{
-		Configs: configs,
-		Env: []string{
-			"GATEWAY_GRPC_ENDPOINT=" + At(host, ports.GRPC),
-			"GATEWAY_HTTP_ENDPOINT=" + At(host, ports.HTTP),
-			"GATEWAY_HEALTH_ENDPOINT=" + At(host, ports.Health),
-			"GATEWAY_QUEUE_DIR=" + queueDir,
-			"VICTORIALOGS_URL=http://" + victoriaLogs,
-			// No Jaeger: the traces pipeline runs, and nothing sends it a span.
-			"JAEGER_OTLP_ENDPOINT=127.0.0.1:9",
-		},
-		Health: At(host, ports.Health),
-	}
 }
