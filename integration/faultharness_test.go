@@ -77,44 +77,27 @@ type faultMode struct {
 }
 
 func readFaultSettings() faultMode {
+	var e envSettings
 	m := faultMode{rounds: 6, seed: uint64(time.Now().UnixNano()), spoolFaults: os.Getenv("ZAPLENS_FAULTS_SPOOL") != "off",
 		cuts: os.Getenv("ZAPLENS_FAULTS_CUT") != "off"}
-	var errs []string
 	if os.Getenv("ZAPLENS_FAULTS") == "long" {
 		m.long, m.rounds, m.duration = true, 0, 5*time.Minute
 	}
-	if v := os.Getenv("ZAPLENS_FAULTS_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			errs = append(errs, "ZAPLENS_FAULTS_DURATION: "+err.Error())
-		}
-		m.rounds, m.duration = 0, d
+	if os.Getenv("ZAPLENS_FAULTS_DURATION") != "" {
+		m.rounds, m.duration = 0, e.duration("ZAPLENS_FAULTS_DURATION", 0, 0)
 	}
-	if v := os.Getenv("ZAPLENS_FAULTS_ROUNDS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, "ZAPLENS_FAULTS_ROUNDS: "+err.Error())
-		}
-		m.rounds = n
-	}
+	m.rounds = e.count("ZAPLENS_FAULTS_ROUNDS", m.rounds, 0)
 	if v := os.Getenv("ZAPLENS_FAULTS_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			errs = append(errs, "ZAPLENS_FAULTS_SEED: "+err.Error())
+			e.bad("ZAPLENS_FAULTS_SEED", "%v", err)
 		}
 		m.seed = n
 	}
-	if v := os.Getenv("ZAPLENS_FAULTS_KINDS"); v != "" {
-		for k := range strings.SplitSeq(v, ",") {
-			if !slices.Contains([]string{"down", "slow", "refuse", "empty200", "json200"}, k) {
-				errs = append(errs, "ZAPLENS_FAULTS_KINDS: "+k+" is not down, slow, refuse, empty200 or json200")
-			}
-			m.kinds = append(m.kinds, k)
-		}
+	if os.Getenv("ZAPLENS_FAULTS_KINDS") != "" {
+		m.kinds = e.list("ZAPLENS_FAULTS_KINDS", "", "down", "slow", "refuse", "empty200", "json200")
 	}
-	if len(errs) > 0 {
-		m.err = fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
+	m.err = e.err()
 	return m
 }
 

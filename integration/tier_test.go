@@ -35,7 +35,6 @@ package integration
 //	  bursts; shorter offers more than the tier takes, to find where it saturates
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,7 +62,7 @@ type tierMode struct {
 	on         bool
 	duration   time.Duration
 	pause      time.Duration // between a goroutine's bursts: the offered load
-	faults     string        // the faults to make, comma-separated: gateway, storage, service
+	faults     []string      // the faults to make: gateway, storage, service, add
 	services   int           // how many services log
 	cpuprofile string        // a directory for each service's CPU profile
 	batch      int           // the services' batch: the size of one request
@@ -71,42 +70,20 @@ type tierMode struct {
 }
 
 // fault reports whether the run makes the named fault.
-func (m tierMode) fault(name string) bool {
-	return slices.Contains(strings.Split(m.faults, ","), name)
-}
+func (m tierMode) fault(name string) bool { return slices.Contains(m.faults, name) }
 
 func readTierSettings() tierMode {
-	m := tierMode{on: os.Getenv("ZAPLENS_TIER") == "long", duration: 60 * time.Second, pause: tierPause,
-		faults: cmp.Or(os.Getenv("ZAPLENS_TIER_FAULTS"), "gateway,storage,service"), services: tierServices,
-		cpuprofile: os.Getenv("ZAPLENS_TIER_CPUPROFILE"), batch: tierBatch}
-	if v := os.Getenv("ZAPLENS_TIER_BATCH"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_BATCH=%q: want a count of at least 1", v)}
-		}
-		m.batch = n
+	var e envSettings
+	m := tierMode{
+		on:         os.Getenv("ZAPLENS_TIER") == "long",
+		duration:   e.duration("ZAPLENS_TIER_DURATION", 60*time.Second, 40*time.Second), // the faults need 40 s
+		pause:      e.duration("ZAPLENS_TIER_PAUSE", tierPause, 0),
+		faults:     e.list("ZAPLENS_TIER_FAULTS", "gateway,storage,service", "gateway", "storage", "service", "add", "none"),
+		services:   e.count("ZAPLENS_TIER_SERVICES", tierServices, 1),
+		cpuprofile: os.Getenv("ZAPLENS_TIER_CPUPROFILE"),
+		batch:      e.count("ZAPLENS_TIER_BATCH", tierBatch, 1),
 	}
-	if v := os.Getenv("ZAPLENS_TIER_SERVICES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_SERVICES=%q: want a count of at least 1", v)}
-		}
-		m.services = n
-	}
-	if v := os.Getenv("ZAPLENS_TIER_PAUSE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return tierMode{err: fmt.Errorf("ZAPLENS_TIER_PAUSE: %v", err)}
-		}
-		m.pause = d
-	}
-	if v := os.Getenv("ZAPLENS_TIER_DURATION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err == nil && d < 40*time.Second {
-			err = fmt.Errorf("%v is shorter than the 40 s the faults need", d)
-		}
-		m.duration, m.err = d, err
-	}
+	m.err = e.err()
 	return m
 }
 
