@@ -17,8 +17,8 @@ const (
 	KeyExceptionType    = "exception.type"
 )
 
-// ErrorKey is the key of zap.Error's field, the one that maps to exception.*.
-const ErrorKey = "error"
+// errorKey is the key of zap.Error's field, the one that maps to exception.*.
+const errorKey = "error"
 
 // ErrorRead is what an error field becomes, both ways: for the key
 // "error" an exception (Msg and Type), else Msg under Key; either way
@@ -55,7 +55,7 @@ func ReadError(key string, err error) (r ErrorRead) {
 	if perr != nil {
 		return ErrorRead{Key: key + "Error", Msg: perr.Error()}
 	}
-	if key != ErrorKey {
+	if key != errorKey {
 		return ErrorRead{Key: key, Msg: msg, field: key, causes: causes, verbose: verbose}
 	}
 	defer func() {
@@ -91,10 +91,10 @@ func causesValue(causes []error) attribute.Value {
 		msg, inner, verbose, perr := describeError(err)
 		var kvs []attribute.KeyValue
 		if perr != nil {
-			kvs = append(kvs, StringAttr(ErrorKey+"Error", perr.Error()))
+			kvs = append(kvs, StringAttr(errorKey+"Error", perr.Error()))
 		} else {
-			kvs = append(kvs, StringAttr(ErrorKey, msg))
-			kvs = appendErrorDetails(kvs, ErrorKey, inner, verbose)
+			kvs = append(kvs, StringAttr(errorKey, msg))
+			kvs = appendErrorDetails(kvs, errorKey, inner, verbose)
 		}
 		vals = append(vals, attribute.MapValue(kvs...))
 	}
@@ -128,10 +128,10 @@ func describeError(err error) (msg string, causes []error, verbose string, perr 
 	return msg, causes, verbose, nil
 }
 
-// StringerText is what zap's Field.AddTo makes of a Stringer field: the
+// stringerText is what zap's Field.AddTo makes of a Stringer field: the
 // key and String(); "<nil>" for a nil pointer whose String panics; for any
 // other panic, "PANIC=<value>" under "<key>Error".
-func StringerText(key string, v any) (k, s string) {
+func stringerText(key string, v any) (k, s string) {
 	defer func() {
 		if r := recover(); r != nil {
 			if IsNilPointer(v) {
