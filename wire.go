@@ -19,9 +19,10 @@ import (
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
 // make keys unique. It writes strings, numbers, booleans, durations,
-// times, binaries, Stringers and errors itself, reading a Stringer or an
-// error as the general way does (stringerText, readError), and keeps what
-// their user code gave, so that it need not run again. Any other field (a
+// times, binaries, Stringers and errors itself, each field read by the
+// walk the general way reads it with (internal/zapfield), and keeps what
+// a Stringer's or an error's user code gave, so that it need not run
+// again. Any other field (a
 // marshaler, a reflected value, a float32, a complex) it converts the general way
 // (encode.go), once, and writes the attributes that gives. An entry the
 // direct way cannot take (a namespace or an inline marshaler, a repeated
@@ -368,7 +369,7 @@ func (d *directWriter) addException() bool {
 	return d.addAttrs(d.exception.attrs)
 }
 
-// addConverted adds a converted field's attributes where addField would
+// addConverted adds a converted field's attributes where the walk would
 // have.
 func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 	if c.held.kind != heldNone {
