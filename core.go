@@ -471,7 +471,7 @@ func (b *bridge) route(l zapcore.Level, name string) (s *scope, held bool) {
 // holdScope is the scope to hold an entry the levels leave out for, if
 // WithHold's level takes it.
 func (b *bridge) holdScope(l zapcore.Level, name string) (*scope, bool) {
-	if b.hold == nil || !b.cfg.hold.holds(l) {
+	if !b.cfg.hold.holds(l) {
 		return &noScope, false
 	}
 	s := b.scope(name)
