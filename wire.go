@@ -229,6 +229,46 @@ func (d *directWriter) addFields(fields []zapcore.Field) bool {
 // gives written; a field that nests what follows is declined.
 type wireLeaves struct{ d *directWriter }
 
+func (l wireLeaves) String(key, v string) bool {
+	d := l.d
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
+	}
+	return ok
+}
+
+// formatted writes text formatted into d.scratch, whose room it keeps.
+func (d *directWriter) formatted(key string, v []byte) bool {
+	d.scratch = v[:0]
+	return wireLeaves{d}.ByteString(key, v)
+}
+
+// ByteString writes bytes read as text.
+func (l wireLeaves) ByteString(key string, v []byte) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
+func (l wireLeaves) Int(key string, v int64) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
+func (l wireLeaves) Float(key string, v float64) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
 func (l wireLeaves) Bool(k string, v bool) bool {
 	k, ok := l.d.key(k)
 	if ok && k != "" {
@@ -377,46 +417,6 @@ func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 		kvs = kvs[c.held.n:]
 	}
 	e.kvs = append(e.kvs, kvs...)
-}
-
-func (l wireLeaves) String(key, v string) bool {
-	d := l.d
-	k, ok := d.key(key)
-	if ok && k != "" {
-		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
-	}
-	return ok
-}
-
-// formatted writes text formatted into d.scratch, whose room it keeps.
-func (d *directWriter) formatted(key string, v []byte) bool {
-	d.scratch = v[:0]
-	return wireLeaves{d}.ByteString(key, v)
-}
-
-// ByteString writes bytes read as text.
-func (l wireLeaves) ByteString(key string, v []byte) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
-}
-
-func (l wireLeaves) Int(key string, v int64) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
-}
-
-func (l wireLeaves) Float(key string, v float64) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
 }
 
 // addEntry writes the caller and the stack, as attrEncoder.addEntry adds
