@@ -36,15 +36,15 @@ type Core struct {
 	// What With added, converted once: attributes and open namespaces as the
 	// encoder leaves them, the same attributes as OTLP bytes, and the
 	// context, if any, with its span.
-	with   []attribute.KeyValue
-	frames []frame
-	top    []attribute.KeyValue
-	err    error
-	wire   wireWith
-	ctx    context.Context
-	sc     trace.SpanContext
-	extras []attribute.KeyValue // what ctx gives the features of ctxattrs.go: read once for every entry
-	event  string               // the event name With gave, if any
+	with     []attribute.KeyValue
+	frames   []frame
+	top      []attribute.KeyValue
+	err      error
+	wire     wireWith
+	ctx      context.Context
+	sc       trace.SpanContext
+	ctxAttrs []attribute.KeyValue // what ctx gives the features of ctxattrs.go: read once for every entry
+	event    string               // the event name With gave, if any
 }
 
 // bridge is what every core derived from one NewCore shares.
@@ -141,9 +141,9 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 		}
 	}()
 	if ec.n > 0 {
-		nc.ctx, nc.sc, nc.extras = ec.ctx, ec.sc, nil
+		nc.ctx, nc.sc, nc.ctxAttrs = ec.ctx, ec.sc, nil
 		if ec.ctx != nil {
-			nc.extras = c.b.cfg.appendCtxAttrs(nil, ec.ctx)
+			nc.ctxAttrs = c.b.cfg.appendCtxAttrs(nil, ec.ctx)
 		}
 	}
 	if ec.events > 0 {
@@ -471,7 +471,7 @@ func (b *bridge) route(l zapcore.Level, name string) (s *scope, held bool) {
 // holdScope is the scope to hold an entry the levels leave out for, if
 // WithHold's level takes it.
 func (b *bridge) holdScope(l zapcore.Level, name string) (*scope, bool) {
-	if b.hold == nil || !b.cfg.hold.holds(l) {
+	if !b.cfg.hold.holds(l) {
 		return &noScope, false
 	}
 	s := b.scope(name)

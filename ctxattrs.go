@@ -49,7 +49,7 @@ func (c *Core) addCtxAttrs(e *attrEncoder, r *entryRead) {
 	switch {
 	case len(c.b.cfg.ctxAttrs) == 0:
 	case r.ctx == nil:
-		e.ctxAttrs = append(e.ctxAttrs, c.extras...)
+		e.ctxAttrs = append(e.ctxAttrs, c.ctxAttrs...)
 	default:
 		e.ctxAttrs = c.b.cfg.appendCtxAttrs(e.ctxAttrs, r.ctx)
 	}

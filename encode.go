@@ -213,12 +213,7 @@ func (e *attrEncoder) addFieldGuarded(f zapcore.Field) {
 	defer func() {
 		if r := recover(); r != nil {
 			e.kvs, e.frames, e.held = e.kvs[:nkv], e.frames[:nframes], heldValue{}
-			if zapfield.IsNilPointer(f.Interface) {
-				// A method on a nil pointer, as zap reads a Stringer's.
-				e.addString(f.Key, "<nil>")
-				return
-			}
-			e.addString(f.Key+"Error", "PANIC="+panicText(r))
+			e.addString(zapfield.PanicRead(f.Key, f.Interface, r))
 		}
 	}()
 	f.AddTo(e)

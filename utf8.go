@@ -4,6 +4,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // OTLP carries strings as protobuf strings, which must be valid UTF-8: one
@@ -19,6 +20,6 @@ func validKey(k string) attribute.Key { return attribute.Key(validString(k)) }
 
 func stringValue(s string) attribute.Value { return attribute.StringValue(validString(s)) }
 
-func stringAttr(k, v string) attribute.KeyValue {
-	return attribute.KeyValue{Key: validKey(k), Value: stringValue(v)}
-}
+// stringAttr is a string attribute, its key and value made valid: the
+// one definition, zapfield's, which the error reading there shares.
+func stringAttr(k, v string) attribute.KeyValue { return zapfield.StringAttr(k, v) }

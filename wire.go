@@ -19,9 +19,10 @@ import (
 // The direct way writes each zap field straight to the record, as zap's
 // JSON encoder writes it to a line: no attribute, no slice, no pass to
 // make keys unique. It writes strings, numbers, booleans, durations,
-// times, binaries, Stringers and errors itself, reading a Stringer or an
-// error as the general way does (stringerText, readError), and keeps what
-// their user code gave, so that it need not run again. Any other field (a
+// times, binaries, Stringers and errors itself, each field read by the
+// walk the general way reads it with (internal/zapfield), and keeps what
+// a Stringer's or an error's user code gave, so that it need not run
+// again. Any other field (a
 // marshaler, a reflected value, a float32, a complex) it converts the general way
 // (encode.go), once, and writes the attributes that gives. An entry the
 // direct way cannot take (a namespace or an inline marshaler, a repeated
@@ -228,6 +229,46 @@ func (d *directWriter) addFields(fields []zapcore.Field) bool {
 // gives written; a field that nests what follows is declined.
 type wireLeaves struct{ d *directWriter }
 
+func (l wireLeaves) String(key, v string) bool {
+	d := l.d
+	k, ok := d.key(key)
+	if ok && k != "" {
+		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
+	}
+	return ok
+}
+
+// formatted writes text formatted into d.scratch, whose room it keeps.
+func (d *directWriter) formatted(key string, v []byte) bool {
+	d.scratch = v[:0]
+	return wireLeaves{d}.ByteString(key, v)
+}
+
+// ByteString writes bytes read as text.
+func (l wireLeaves) ByteString(key string, v []byte) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
+func (l wireLeaves) Int(key string, v int64) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
+func (l wireLeaves) Float(key string, v float64) bool {
+	k, ok := l.d.key(key)
+	if ok && k != "" {
+		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
+	}
+	return ok
+}
+
 func (l wireLeaves) Bool(k string, v bool) bool {
 	k, ok := l.d.key(k)
 	if ok && k != "" {
@@ -368,7 +409,7 @@ func (d *directWriter) addException() bool {
 	return d.addAttrs(d.exception.attrs)
 }
 
-// addConverted adds a converted field's attributes where addField would
+// addConverted adds a converted field's attributes where the walk would
 // have.
 func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 	if c.held.kind != heldNone {
@@ -376,46 +417,6 @@ func (e *attrEncoder) addConverted(c convertedField, kvs []attribute.KeyValue) {
 		kvs = kvs[c.held.n:]
 	}
 	e.kvs = append(e.kvs, kvs...)
-}
-
-func (l wireLeaves) String(key, v string) bool {
-	d := l.d
-	k, ok := d.key(key)
-	if ok && k != "" {
-		d.b = otlpwire.AppendStringAttr(d.b, k, validString(v), &d.lim)
-	}
-	return ok
-}
-
-// formatted writes text formatted into d.scratch, whose room it keeps.
-func (d *directWriter) formatted(key string, v []byte) bool {
-	d.scratch = v[:0]
-	return wireLeaves{d}.ByteString(key, v)
-}
-
-// ByteString writes bytes read as text.
-func (l wireLeaves) ByteString(key string, v []byte) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendTextAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
-}
-
-func (l wireLeaves) Int(key string, v int64) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendIntAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
-}
-
-func (l wireLeaves) Float(key string, v float64) bool {
-	k, ok := l.d.key(key)
-	if ok && k != "" {
-		l.d.b = otlpwire.AppendFloatAttr(l.d.b, k, v, &l.d.lim)
-	}
-	return ok
 }
 
 // addEntry writes the caller and the stack, as attrEncoder.addEntry adds

@@ -17,8 +17,8 @@ const (
 	KeyExceptionType    = "exception.type"
 )
 
-// ErrorKey is the key of zap.Error's field, the one that maps to exception.*.
-const ErrorKey = "error"
+// errorKey is the key of zap.Error's field, the one that maps to exception.*.
+const errorKey = "error"
 
 // ErrorRead is what an error field becomes, both ways: for the key
 // "error" an exception (Msg and Type), else Msg under Key; either way
@@ -55,16 +55,13 @@ func ReadError(key string, err error) (r ErrorRead) {
 	if perr != nil {
 		return ErrorRead{Key: key + "Error", Msg: perr.Error()}
 	}
-	if key != ErrorKey {
+	if key != errorKey {
 		return ErrorRead{Key: key, Msg: msg, field: key, causes: causes, verbose: verbose}
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			if IsNilPointer(err) {
-				r = ErrorRead{Key: key, Msg: "<nil>"}
-				return
-			}
-			r = ErrorRead{Key: key + "Error", Msg: "PANIC=" + PanicText(p)}
+			k, s := PanicRead(key, err, p)
+			r = ErrorRead{Key: k, Msg: s}
 		}
 	}()
 	return ErrorRead{Msg: msg, Type: errorType(err), Exception: true, field: key, causes: causes, verbose: verbose}
@@ -91,10 +88,10 @@ func causesValue(causes []error) attribute.Value {
 		msg, inner, verbose, perr := describeError(err)
 		var kvs []attribute.KeyValue
 		if perr != nil {
-			kvs = append(kvs, StringAttr(ErrorKey+"Error", perr.Error()))
+			kvs = append(kvs, StringAttr(errorKey+"Error", perr.Error()))
 		} else {
-			kvs = append(kvs, StringAttr(ErrorKey, msg))
-			kvs = appendErrorDetails(kvs, ErrorKey, inner, verbose)
+			kvs = append(kvs, StringAttr(errorKey, msg))
+			kvs = appendErrorDetails(kvs, errorKey, inner, verbose)
 		}
 		vals = append(vals, attribute.MapValue(kvs...))
 	}
@@ -109,7 +106,7 @@ func causesValue(causes []error) attribute.Value {
 func describeError(err error) (msg string, causes []error, verbose string, perr error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if IsNilPointer(err) {
+			if isNilPointer(err) {
 				msg, causes, verbose, perr = "<nil>", nil, "", nil
 				return
 			}
@@ -128,20 +125,26 @@ func describeError(err error) (msg string, causes []error, verbose string, perr 
 	return msg, causes, verbose, nil
 }
 
-// StringerText is what zap's Field.AddTo makes of a Stringer field: the
+// stringerText is what zap's Field.AddTo makes of a Stringer field: the
 // key and String(); "<nil>" for a nil pointer whose String panics; for any
 // other panic, "PANIC=<value>" under "<key>Error".
-func StringerText(key string, v any) (k, s string) {
+func stringerText(key string, v any) (k, s string) {
 	defer func() {
 		if r := recover(); r != nil {
-			if IsNilPointer(v) {
-				k, s = key, "<nil>"
-				return
-			}
-			k, s = key+"Error", "PANIC="+PanicText(r)
+			k, s = PanicRead(key, v, r)
 		}
 	}()
 	return key, v.(fmt.Stringer).String()
+}
+
+// PanicRead is what zap makes of r, a panic in the user code of v, the
+// value of the field key: "<nil>" under key for a nil pointer, whose
+// method zap reads so; else "PANIC=<r>" under "<key>Error".
+func PanicRead(key string, v, r any) (k, s string) {
+	if isNilPointer(v) {
+		return key, "<nil>"
+	}
+	return key + "Error", "PANIC=" + PanicText(r)
 }
 
 // errorType names err's type fully, as semantic conventions ask of
@@ -177,9 +180,9 @@ func typeName(t reflect.Type) string {
 	return stars + t.String()
 }
 
-// IsNilPointer reports whether v is a nil pointer, whose methods zap reads
+// isNilPointer reports whether v is a nil pointer, whose methods zap reads
 // as "<nil>" when they panic.
-func IsNilPointer(v any) bool {
+func isNilPointer(v any) bool {
 	rv := reflect.ValueOf(v)
 	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

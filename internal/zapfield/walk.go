@@ -24,7 +24,7 @@ type Leaves interface {
 	ByteString(key string, v []byte) bool
 	Time(key string, v time.Time) bool
 	// Stringer is what a Stringer field's String gave: key and text,
-	// or "<key>Error" and the panic (see StringerText).
+	// or "<key>Error" and the panic (see stringerText).
 	Stringer(i int, key, v string) bool
 	// Value is an attribute.Value passed as zap.Any, kept as itself.
 	Value(i int, f *zapcore.Field, v attribute.Value) bool
@@ -75,7 +75,7 @@ func Walk(l Leaves, fields []zapcore.Field) bool {
 				ok = l.Marshaled(i, f)
 			}
 		case zapcore.TimeType, zapcore.TimeFullType:
-			if t, isTime := FieldTime(f); isTime {
+			if t, isTime := fieldTime(f); isTime {
 				ok = l.Time(f.Key, t)
 			} else {
 				ok = l.Marshaled(i, f)
@@ -89,7 +89,7 @@ func Walk(l Leaves, fields []zapcore.Field) bool {
 			if v, isValue := f.Interface.(attribute.Value); isValue {
 				ok = l.Value(i, f, v)
 			} else {
-				k, s := StringerText(f.Key, f.Interface)
+				k, s := stringerText(f.Key, f.Interface)
 				ok = l.Stringer(i, k, s)
 			}
 		case zapcore.ErrorType:
@@ -125,22 +125,22 @@ func Walk(l Leaves, fields []zapcore.Field) bool {
 // walkOther walks the integers Walk does not name, a uint64 or uintptr
 // above MaxInt64, and what nests or is unknown.
 func walkOther(l Leaves, i int, f *zapcore.Field) bool {
-	if v, ok := IntField(f); ok {
+	if v, ok := intField(f); ok {
 		return l.Int(f.Key, v)
 	}
 	switch f.Type {
 	case zapcore.Uint64Type:
-		return l.Uint(f.Key, uint64(f.Integer)) // above MaxInt64: IntField took the rest
+		return l.Uint(f.Key, uint64(f.Integer)) // above MaxInt64: intField took the rest
 	case zapcore.UintptrType:
 		return l.Uint(f.Key, uint64(uintptr(f.Integer)))
 	}
 	return l.Nested(i, f)
 }
 
-// IntField is the value of a field of an integer kind, durations
+// intField is the value of a field of an integer kind, durations
 // included, cut to its width as zap's Field.AddTo cuts it; false for any
 // other kind, and for a uint64 above MaxInt64, which is no int64.
-func IntField(f *zapcore.Field) (int64, bool) {
+func intField(f *zapcore.Field) (int64, bool) {
 	switch f.Type {
 	case zapcore.Int64Type, zapcore.DurationType:
 		return f.Integer, true
@@ -165,10 +165,10 @@ func IntField(f *zapcore.Field) (int64, bool) {
 	return 0, false
 }
 
-// FieldTime is the time of a zap.Time or zap.Time-like field, as zap's
+// fieldTime is the time of a zap.Time or zap.Time-like field, as zap's
 // Field.AddTo reads it; false for a field whose Interface is not what zap
 // puts there.
-func FieldTime(f *zapcore.Field) (time.Time, bool) {
+func fieldTime(f *zapcore.Field) (time.Time, bool) {
 	if f.Type == zapcore.TimeFullType {
 		t, ok := f.Interface.(time.Time)
 		return t, ok

@@ -55,7 +55,7 @@ func (l zapLeaves) Error(_ int, k string, err error) bool {
 	r := ReadError(k, err)
 	key := r.Key
 	if r.Exception {
-		key = ErrorKey
+		key = errorKey
 	}
 	l.enc.AddString(key, r.Msg)
 	if r.verbose != "" {
