@@ -21,6 +21,8 @@ import (
 
 	"github.com/zaplens/zaplens/internal/direct"
 	"github.com/zaplens/zaplens/internal/otlpwire"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // Core is the bridge alone: a zapcore.Core that sends each entry it is given
@@ -136,7 +138,7 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 	nc := *c
 	defer func() {
 		if r := recover(); r != nil {
-			c.b.losses.add("panic in With: " + panicText(r))
+			c.b.losses.add("panic in With: " + zapfield.PanicText(r))
 			with = c
 		}
 	}()
@@ -601,7 +603,7 @@ func (b *bridge) flusher() (flusher, bool) {
 // does not own; a panic there is counted and told, never passed on.
 func (b *bridge) recoverLoss(where string) {
 	if r := recover(); r != nil {
-		b.losses.add("panic in " + where + ": " + panicText(r))
+		b.losses.add("panic in " + where + ": " + zapfield.PanicText(r))
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 func TestScopeNames(t *testing.T) {
@@ -326,10 +328,10 @@ func TestPanicValueWhoseStringPanics(t *testing.T) {
 		check(t, a)
 	})
 	t.Run("panicText", func(t *testing.T) {
-		if got := panicText(loopPanic{}); got != "zaplens.loopPanic (its String or Error panicked)" {
+		if got := zapfield.PanicText(loopPanic{}); got != "zaplens.loopPanic (its String or Error panicked)" {
 			t.Errorf("panicText = %q", got)
 		}
-		if got := panicText("boom"); got != "boom" {
+		if got := zapfield.PanicText("boom"); got != "boom" {
 			t.Errorf("panicText = %q", got)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // flushGroup runs a provider's ForceFlush for every Sync and terminal entry
@@ -60,7 +62,7 @@ func (g *flushGroup) run(c *flushCall, f flusher, timeout time.Duration) {
 	defer close(c.done)
 	defer func() {
 		if r := recover(); r != nil {
-			c.err = errors.New("panic: " + panicText(r))
+			c.err = errors.New("panic: " + zapfield.PanicText(r))
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)

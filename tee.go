@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // NewTee returns a core that writes every entry to base as base would have
@@ -162,7 +164,7 @@ func (t *tee) appendIDs(dst []zapcore.Field, sc trace.SpanContext) (out []zapcor
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			out = append(dst, zap.String(keyIDFormatError, "PANIC="+panicText(r)))
+			out = append(dst, zap.String(keyIDFormatError, "PANIC="+zapfield.PanicText(r)))
 		}
 	}()
 	return t.format.AppendIDs(dst, sc)
