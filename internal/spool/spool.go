@@ -378,7 +378,7 @@ func (s *Spool) evict() *segment {
 // removes the file: it alone unmaps files while the spool runs, since it
 // syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
-	if !seg.faulted && s.empty(seg) {
+	if s.empty(seg) {
 		return seg
 	}
 	s.doom(seg)
@@ -395,8 +395,12 @@ func (s *Spool) doom(seg *segment) {
 }
 
 // empty makes a file whose records need no sending new and empty, under
-// the next name, and reports whether it could.
+// the next name, and reports whether it could. A file whose mapping
+// faulted is never taken again: one cut in its middle would fault again.
 func (s *Spool) empty(seg *segment) bool {
+	if seg.faulted {
+		return false
+	}
 	s.hmu.Lock()
 	s.seq++
 	name := segName(s.prefix, s.seq)
@@ -588,10 +592,6 @@ func (s *Spool) release() {
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
 		s.tellLost(seg)
-		if seg.faulted && seg.kept == 0 {
-			s.doom(seg) // its mapping faulted: a file cut in its middle would fault again, taken anew
-			continue
-		}
 		if seg.kept > 0 {
 			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
