@@ -49,11 +49,7 @@ func TestMemoryQueuedAndBare(t *testing.T) {
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords, c.Journal = 10, j })
 	p.AddScope(otlpwire.Scope{})
 	enqueueLines(t, p, 0, 10) // a batch: the exporter takes it, and waits
-	waitFor(t, "the first export", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.calls == 1
-	})
+	waitFor(t, "the first export", func() bool { return s.exports() == 1 })
 	enqueueLines(t, p, 10, 40)
 	if want := seq(10, 30); fmt.Sprint(j.queued) != fmt.Sprint(want) || len(j.wrong) > 0 {
 		t.Errorf("the queue held %v (bytes wrong for %v), want %v", j.queued, j.wrong, want)
@@ -88,11 +84,7 @@ func TestMemoryQueuedAfterSpill(t *testing.T) {
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes, c.MaxBatchRecords, c.Journal = 2<<10, 50, j })
 	p.AddScope(otlpwire.Scope{})
 	enqueueLines(t, p, 0, 50) // a batch: the exporter takes it, and waits
-	waitFor(t, "the first export", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.calls == 1
-	})
+	waitFor(t, "the first export", func() bool { return s.exports() == 1 })
 	enqueueLines(t, p, 50, 300) // spilled as the queue fills
 	if j.deferred == 0 {
 		close(s.block)
