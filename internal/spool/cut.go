@@ -96,7 +96,7 @@ func (s *Spool) cut(seg *segment) {
 		seg.fault = fmt.Errorf("found shorter than its mapping")
 	}
 	active := seg == s.active
-	seg.sealed, seg.faulted = true, true
+	seg.sealed = true
 	first := seg.first + seg.intact(int(size))
 	end := seg.first + seg.written
 	undelivered := end - max(first, seg.first+seg.decided)

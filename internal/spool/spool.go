@@ -398,7 +398,7 @@ func (s *Spool) doom(seg *segment) {
 // the next name, and reports whether it could. A file whose mapping
 // faulted is never taken again: one cut in its middle would fault again.
 func (s *Spool) empty(seg *segment) bool {
-	if seg.faulted {
+	if seg.fault != nil {
 		return false
 	}
 	s.hmu.Lock()
@@ -501,7 +501,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		if seg != nil && !seg.unreadable {
 			if err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) }); err != nil {
 				seg.unreadable = true
-				if !seg.faulted {
+				if seg.fault == nil {
 					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
 				}
 			}
@@ -547,7 +547,7 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 		err = guardFault(func() { seg.mark(seg.decided, k) })
 	}
 	seg.decided += k
-	if err != nil && !seg.faulted {
+	if err != nil && seg.fault == nil {
 		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
 }
@@ -569,7 +569,7 @@ func (s *Spool) tellLost(seg *segment) {
 // aside, until the next takes over; one in an older file leaves the active
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
-	seg.sealed, seg.faulted, seg.fault = true, true, err
+	seg.sealed, seg.fault = true, err
 	if s.noteCut(seg) {
 		return // handleCuts's, once the call is done with the files
 	}
