@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -71,12 +70,8 @@ var metricsN atomic.Int64
 // OTEL_GO_X_SELF_OBSERVABILITY) as the SDK does: the first one set is
 // read, and only "true", in any case, turns the metrics on.
 func observabilityEnabled() bool {
-	for _, k := range observabilityVars {
-		if v := os.Getenv(k); v != "" {
-			return strings.EqualFold(v, "true")
-		}
-	}
-	return false
+	v, _ := new(variable).lookup(observabilityVars...) // a variable the file does not replace
+	return strings.EqualFold(v, "true")
 }
 
 // metricsProvider is the MeterProvider the metrics go to, nil when they

@@ -1,7 +1,5 @@
 package pipeline
 
-import "encoding/binary"
-
 // Memory is the pipeline's side a journal may read, from within its
 // methods (under the pipeline's lock), when its copy of records is lost
 // (a file cut under it): those the queue still holds can be journaled
@@ -40,23 +38,5 @@ func (m memory) Bare(to uint64) {
 	if to > first {
 		p.counts.Unprotected += min(to, p.enqueued()) - first
 		p.lastBare = to
-	}
-}
-
-// each calls f with each record waiting, oldest first, until it returns
-// false.
-func (q *queue) each(f func(scope int, rec []byte) bool) {
-	off := q.headOff
-	for _, c := range q.chunks {
-		for off < len(c.buf) {
-			scope, n1 := binary.Uvarint(c.buf[off:])
-			length, n2 := binary.Uvarint(c.buf[off+n1:])
-			start := off + n1 + n2
-			off = start + int(length)
-			if !f(int(scope), c.buf[start:off:off]) {
-				return
-			}
-		}
-		off = 0
 	}
 }

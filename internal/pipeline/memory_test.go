@@ -19,12 +19,14 @@ type lossyJournal struct {
 	n        uint64
 	queued   []uint64 // the numbers the queue held at the loss
 	wrong    []uint64 // of those, the ones whose bytes were not the record's
+	deferred uint64   // records on disk only at the loss: see spill
 }
 
 func (j *lossyJournal) UseMemory(m Memory) { j.mem = m }
 
 func (j *lossyJournal) Append(scope int, rec []byte) Verdict {
 	if j.n == j.at {
+		j.deferred = j.mem.(memory).p.deferred
 		j.mem.Queued(0, func(i uint64, _ int, rec []byte) bool {
 			j.queued = append(j.queued, i)
 			if !bytes.Equal(rec, j.held[i].payload) {
@@ -47,11 +49,7 @@ func TestMemoryQueuedAndBare(t *testing.T) {
 	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords, c.Journal = 10, j })
 	p.AddScope(otlpwire.Scope{})
 	enqueueLines(t, p, 0, 10) // a batch: the exporter takes it, and waits
-	waitFor(t, "the first export", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.calls == 1
-	})
+	waitFor(t, "the first export", func() bool { return s.exports() == 1 })
 	enqueueLines(t, p, 10, 40)
 	if want := seq(10, 30); fmt.Sprint(j.queued) != fmt.Sprint(want) || len(j.wrong) > 0 {
 		t.Errorf("the queue held %v (bytes wrong for %v), want %v", j.queued, j.wrong, want)
@@ -75,4 +73,28 @@ func seq(from, to uint64) (out []uint64) {
 		out = append(out, i)
 	}
 	return out
+}
+
+// Records spilled to the journal (on disk only) are not the queue's: the
+// queue's first record is numbered past them, and each number read is
+// the record's own.
+func TestMemoryQueuedAfterSpill(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	j := &lossyJournal{at: 250}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxQueueBytes, c.MaxBatchRecords, c.Journal = 2<<10, 50, j })
+	p.AddScope(otlpwire.Scope{})
+	enqueueLines(t, p, 0, 50) // a batch: the exporter takes it, and waits
+	waitFor(t, "the first export", func() bool { return s.exports() == 1 })
+	enqueueLines(t, p, 50, 300) // spilled as the queue fills
+	if j.deferred == 0 {
+		close(s.block)
+		t.Fatalf("nothing spilled before record %d: the test wants records on disk only", j.at)
+	}
+	if len(j.queued) == 0 || len(j.wrong) > 0 || j.queued[len(j.queued)-1] != j.at-1 ||
+		fmt.Sprint(j.queued) != fmt.Sprint(seq(j.queued[0], j.at)) {
+		t.Errorf("the queue held %v (bytes wrong for %v), %d spilled: want the records up to %d, each its own", j.queued, j.wrong, j.deferred, j.at-1)
+	}
+	close(s.block)
+	_ = p.Flush(t.Context())
+	checkLines(t, s, 300)
 }

@@ -78,15 +78,13 @@ func (q *queue) tail(need int) *chunk {
 func (q *queue) take(req *otlpwire.Request, maxRecords int, done []*chunk) []*chunk {
 	for q.records > 0 && req.Len() < maxRecords {
 		c := q.chunks[0]
-		scope, n1 := binary.Uvarint(c.buf[q.headOff:])
-		length, n2 := binary.Uvarint(c.buf[q.headOff+n1:])
-		start := q.headOff + n1 + n2
-		if !req.Add(int(scope), c.buf[start:start+int(length):start+int(length)]) {
+		scope, rec, next := c.record(q.headOff)
+		if !req.Add(scope, rec) {
 			break
 		}
-		q.headOff = start + int(length)
 		q.records--
-		q.bytes -= n1 + n2 + int(length)
+		q.bytes -= next - q.headOff
+		q.headOff = next
 		if q.headOff == len(c.buf) {
 			done = append(done, c)
 			if len(q.chunks) == 1 {
@@ -100,6 +98,32 @@ func (q *queue) take(req *otlpwire.Request, maxRecords int, done []*chunk) []*ch
 		q.chunks = q.chunks[:0:0]
 	}
 	return done
+}
+
+// record is the record at off of c's bytes, as push wrote it, and the
+// offset of the next.
+func (c *chunk) record(off int) (scope int, rec []byte, next int) {
+	sc, n1 := binary.Uvarint(c.buf[off:])
+	length, n2 := binary.Uvarint(c.buf[off+n1:])
+	start := off + n1 + n2
+	next = start + int(length)
+	return int(sc), c.buf[start:next:next], next
+}
+
+// each calls f with each record waiting, oldest first, until it returns
+// false.
+func (q *queue) each(f func(scope int, rec []byte) bool) {
+	off := q.headOff
+	for _, c := range q.chunks {
+		for off < len(c.buf) {
+			scope, rec, next := c.record(off)
+			if !f(scope, rec) {
+				return
+			}
+			off = next
+		}
+		off = 0
+	}
 }
 
 // release gives read chunks back for reuse.

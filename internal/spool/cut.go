@@ -3,6 +3,7 @@ package spool
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -56,9 +57,14 @@ func (s *Spool) noteCut(seg *segment) bool {
 	if seg.cutDone || seg.cutSize() < 0 {
 		return false
 	}
+	s.markCut(seg)
+	return true
+}
+
+// markCut marks seg's file found cut, for handleCuts.
+func (s *Spool) markCut(seg *segment) {
 	seg.cutSeen.Store(true)
 	s.cutSeen.Store(true)
-	return true
 }
 
 // handleCuts handles the files found cut since the last call: by a fault
@@ -90,7 +96,7 @@ func (s *Spool) cut(seg *segment) {
 		seg.fault = fmt.Errorf("found shorter than its mapping")
 	}
 	active := seg == s.active
-	seg.sealed, seg.faulted = true, true
+	seg.sealed = true
 	first := seg.first + seg.intact(int(size))
 	end := seg.first + seg.written
 	undelivered := end - max(first, seg.first+seg.decided)
@@ -126,7 +132,7 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 		if i >= end {
 			return false
 		}
-		if r == nil && !failed {
+		if r == nil {
 			from = i
 			if r, _ = s.next(); r == nil {
 				failed = true
@@ -141,14 +147,11 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 		r.written++
 		return true
 	})
-	if r == nil {
-		if failed {
-			s.memory.Bare(end)
-		}
-		return nil, from
-	}
 	if failed {
 		s.memory.Bare(end) // those it could not take stay in memory, unprotected
+	}
+	if r == nil {
+		return nil, from
 	}
 	seg.written = from - seg.first
 	_ = guardFault(func() { storeWritten(seg.mem, seg.written) })
@@ -162,11 +165,7 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 			s.active = nil
 		}
 		r.sealed = true
-		at := 0
-		for at < len(s.segs) && s.segs[at] != seg {
-			at++
-		}
-		s.segs = append(s.segs[:at+1], append([]*segment{r}, s.segs[at+1:]...)...)
+		s.segs = slices.Insert(s.segs, slices.Index(s.segs, seg)+1, r)
 	}
 	return r, from
 }
@@ -184,8 +183,7 @@ func (s *Spool) lookForCuts() {
 	defer s.hmu.Unlock()
 	for _, seg := range s.mapped {
 		if !seg.cutSeen.Load() && seg.cutSize() >= 0 {
-			seg.cutSeen.Store(true)
-			s.cutSeen.Store(true)
+			s.markCut(seg)
 		}
 	}
 }

@@ -28,8 +28,7 @@ type segment struct {
 	marker     walk        // where marking got to: see recordAt
 	reader     walk        // where reading back got to: see Spool.Replay
 	sealed     bool        // full: no record goes in any more
-	faulted    bool        // its mapping faulted while settling: not touched again
-	fault      error       // what faulted
+	fault      error       // what faulted in its mapping; set, it is not touched again
 	unreadable bool        // reading it back faulted: its records are not read again
 	lost       uint64      // records found unreadable when read back: their only copy was here
 	lostTo     uint64      // 1 + the number in it of the latest counted in lost: a record read back again is not counted again

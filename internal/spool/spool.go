@@ -378,7 +378,7 @@ func (s *Spool) evict() *segment {
 // removes the file: it alone unmaps files while the spool runs, since it
 // syncs them unlocked.
 func (s *Spool) reuse(seg *segment) *segment {
-	if !seg.faulted && s.empty(seg) {
+	if s.empty(seg) {
 		return seg
 	}
 	s.doom(seg)
@@ -395,8 +395,12 @@ func (s *Spool) doom(seg *segment) {
 }
 
 // empty makes a file whose records need no sending new and empty, under
-// the next name, and reports whether it could.
+// the next name, and reports whether it could. A file whose mapping
+// faulted is never taken again: one cut in its middle would fault again.
 func (s *Spool) empty(seg *segment) bool {
+	if seg.fault != nil {
+		return false
+	}
 	s.hmu.Lock()
 	s.seq++
 	name := segName(s.prefix, s.seq)
@@ -497,7 +501,7 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 		if seg != nil && !seg.unreadable {
 			if err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) }); err != nil {
 				seg.unreadable = true
-				if !seg.faulted {
+				if seg.fault == nil {
 					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
 				}
 			}
@@ -543,7 +547,7 @@ func (s *Spool) decide(seg *segment, k uint64, keep bool) {
 		err = guardFault(func() { seg.mark(seg.decided, k) })
 	}
 	seg.decided += k
-	if err != nil && !seg.faulted {
+	if err != nil && seg.fault == nil {
 		s.faulted(seg, fmt.Errorf("settling %s: %v", seg.path, err))
 	}
 }
@@ -565,7 +569,7 @@ func (s *Spool) tellLost(seg *segment) {
 // aside, until the next takes over; one in an older file leaves the active
 // file as it is.
 func (s *Spool) faulted(seg *segment, err error) {
-	seg.sealed, seg.faulted, seg.fault = true, true, err
+	seg.sealed, seg.fault = true, err
 	if s.noteCut(seg) {
 		return // handleCuts's, once the call is done with the files
 	}
@@ -588,10 +592,6 @@ func (s *Spool) release() {
 		s.segs[0] = nil
 		s.segs = s.segs[1:]
 		s.tellLost(seg)
-		if seg.faulted && seg.kept == 0 {
-			s.doom(seg) // its mapping faulted: a file cut in its middle would fault again, taken anew
-			continue
-		}
 		if seg.kept > 0 {
 			seg.cool() // reading its records back brought its pages in
 			s.held = append(s.held, seg)
