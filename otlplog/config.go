@@ -197,12 +197,10 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declar
 		c.endpoint.by(at+".endpoint", ep)
 	}
 	if o.Compression != nil && !c.compression.set {
-		switch *o.Compression {
-		case "gzip", "none":
-			c.compression.by(at+".compression", *o.Compression)
-		default:
+		if !compressionName(*o.Compression) {
 			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.Compression)
 		}
+		c.compression.by(at+".compression", *o.Compression)
 	}
 	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.Timeout); err != nil {
 		return err

@@ -416,16 +416,20 @@ func readTLS(c *providerConfig, v *variable) error {
 // readCompression resolves the compression: gzip or none.
 func readCompression(c *providerConfig, v *variable) error {
 	parse := func(name, raw string) (string, error) {
-		if raw != "none" && raw != "gzip" {
+		if !compressionName(raw) {
 			return "", fmt.Errorf("%s=%q: want gzip or none", name, raw)
 		}
 		return raw, nil
 	}
 	check := func(s *setting[string]) error {
-		if s.value != "" && s.value != "none" && s.value != "gzip" {
+		if s.value != "" && !compressionName(s.value) {
 			return fmt.Errorf("%s: want gzip or none", said(s))
 		}
 		return nil
 	}
 	return resolve(&c.compression, v, "", parse, check)
 }
+
+// compressionName tells whether name is a compression zaplens sends
+// with, as a variable, an option or the file gives it.
+func compressionName(name string) bool { return name == "gzip" || name == "none" }
