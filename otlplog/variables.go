@@ -218,9 +218,10 @@ var variables = []variable{
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.spool.sync }, fixed[time.Duration](0), 0),
 	},
 	{
-		names: observabilityVars, option: "WithMeterProvider", step: stepMetrics, // observabilityEnabled
-		doc: "`true` (any case): the pipeline's metrics through the global `MeterProvider` ([metrics](delivery.md#metrics-about-the-pipeline)); the second is its older name",
-		def: "off",
+		names: []string{"OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY"}, option: "WithMeterProvider", step: stepMetrics, // metricsProvider
+		doc:  "`true` (any case): the pipeline's metrics through the global `MeterProvider` ([metrics](delivery.md#metrics-about-the-pipeline)); the second is its older name; a value other than `true` or `false` is ignored with a warning",
+		def:  "off",
+		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.observability }),
 	},
 }
 
@@ -232,10 +233,6 @@ var (
 	clientCertVars = []string{"OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"}
 	clientKeyVars  = []string{"OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY"}
 )
-
-// observabilityVars turn the metrics on, the older name second, as the
-// SDK reads them.
-var observabilityVars = []string{"OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY"}
 
 // readStep resolves the rows of step s, in order, and returns what they
 // found wrong, for triage.
