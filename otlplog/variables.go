@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/transport"
 )
 
@@ -121,13 +123,13 @@ var variables = []variable{
 	{
 		names: []string{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"}, option: "WithOTLPTimeout", step: stepOTLP, file: true,
 		doc:  "each attempt of an export, a request and its answer, in ms (at least 1); retries have a bound of their own (next row, and [delivery](delivery.md#riding-out-an-outage))",
-		def:  "10000",
+		def:  millisDef(DefaultOTLPTimeout),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.otlpTimeout }, fixed(DefaultOTLPTimeout), 1),
 	},
 	{
 		names: []string{"ZAPLENS_RETRY_MAX_ELAPSED"}, option: "WithRetryMaxElapsed", step: stepOTLP,
 		doc:  "how long a batch is retried after its first attempt failed, in ms (at least 1): no attempt starts later. A batch stops sooner when the queue behind it is full: its records, the oldest, give way, counted failed",
-		def:  "120000 (2 min)",
+		def:  fmt.Sprintf("%s (%d min)", millisDef(DefaultRetryMaxElapsed), DefaultRetryMaxElapsed/time.Minute),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.retryElapsed }, fixed(DefaultRetryMaxElapsed), 1),
 	},
 	{
@@ -138,39 +140,39 @@ var variables = []variable{
 	},
 	{
 		names: []string{"ZAPLENS_QUEUE_BYTES"}, option: "WithQueueBytes", step: stepBatch,
-		doc:  "bytes of encoded records that may wait for export (at least 1024); with the spool on, at most two requests' worth wait in memory, the rest in the spool's files",
-		def:  "**25165824** (24 MiB)",
-		read: intVar(func(c *providerConfig) *setting[int] { return &c.queueBytes }, DefaultQueueBytes, 1024),
+		doc:  fmt.Sprintf("bytes of encoded records that may wait for export (at least %d); with the spool on, at most two requests' worth wait in memory, the rest in the spool's files", minQueueBytes),
+		def:  fmt.Sprintf("**%d** (%d MiB)", DefaultQueueBytes, DefaultQueueBytes>>20),
+		read: intVar(func(c *providerConfig) *setting[int] { return &c.queueBytes }, DefaultQueueBytes, minQueueBytes),
 	},
 	{
 		names: []string{"ZAPLENS_REQUEST_BYTES"}, option: "WithRequestBytes", step: stepBatch,
-		doc:  "most bytes in one export request (at least 65536)",
-		def:  "**3145728** (3 MiB)",
+		doc:  fmt.Sprintf("most bytes in one export request (at least %d)", minRequestBytes),
+		def:  fmt.Sprintf("**%d** (%d MiB)", DefaultRequestBytes, DefaultRequestBytes>>20),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.requestBytes }, DefaultRequestBytes, minRequestBytes),
 	},
 	{
 		names: []string{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"}, option: "WithBatchSize", step: stepBatch, file: true,
 		doc:  "most records per export; must not exceed the record bound, when set",
-		def:  "**8192**, or a quarter of the record bound when one is set and that is less (SDK: 512)",
+		def:  "**" + strconv.Itoa(DefaultBatchSize) + "**, or a quarter of the record bound when one is set and that is less (SDK: 512)",
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.batchSize }, DefaultBatchSize, 1),
 	},
 	{
 		names: []string{"OTEL_BLRP_SCHEDULE_DELAY"}, option: "WithScheduleDelay", step: stepBatch, file: true,
 		doc:  "longest wait before a batch that has not filled is sent, in ms",
-		def:  "1000",
+		def:  millisDef(DefaultScheduleDelay),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.scheduleDelay }, fixed(DefaultScheduleDelay), 1),
 	},
 	{
 		// After the OTLP step: its default is the retry bound and one attempt.
 		names: []string{"OTEL_BLRP_EXPORT_TIMEOUT"}, option: "WithExportTimeout", step: stepBatch, file: true,
 		doc:  "one export by the pipeline, retries included, in ms",
-		def:  "over OTLP the retry bound plus one attempt (130000), so that it cuts no retry short; 30000 for `console`",
+		def:  fmt.Sprintf("over OTLP the retry bound plus one attempt (%s), so that it cuts no retry short; %s for `console`", millisDef(DefaultRetryMaxElapsed+DefaultOTLPTimeout), millisDef(DefaultExportTimeout)),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.exportTimeout }, (*providerConfig).exportBound, 1),
 	},
 	{
 		names: []string{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"}, option: "WithAttributeCountLimit", step: stepLimits, file: true,
 		doc:  "most attributes per record",
-		def:  "128",
+		def:  strconv.Itoa(otlpwire.DefaultLimits.AttributeCount),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.attrCount }, -1, 0),
 	},
 	{
@@ -208,7 +210,7 @@ var variables = []variable{
 	{
 		names: []string{"ZAPLENS_SPOOL_BYTES"}, option: "WithSpoolBytes", step: stepSpoolFiles,
 		doc:  "the spool files of one process, at most",
-		def:  "134217728 (128 MiB)",
+		def:  fmt.Sprintf("%d (%d MiB)", DefaultSpoolBytes, DefaultSpoolBytes>>20),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.spool.bytes }, DefaultSpoolBytes, minSpoolBytes),
 	},
 	{
@@ -224,6 +226,13 @@ var variables = []variable{
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.observability }),
 	},
 }
+
+// millisDef writes a default duration in the table, in milliseconds, from
+// its constant, so that docs/configuration.md follows the code.
+func millisDef(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// minQueueBytes keeps the queue large enough for a record or two.
+const minQueueBytes = 1024
 
 // The certificate variables make one TLS configuration (envTLS): the CA
 // bundle to trust, and the client certificate and key, which come
