@@ -124,11 +124,16 @@ func (f *fileConfig) applyProcessors(c *providerConfig, procs []declarative.Proc
 	return f.applyExporter(c, at+".batch.exporter", b.Exporter)
 }
 
+// byFile gives s the file's value v, from its key at. The resolver
+// checks it as an option's and names it by from: the file is named there
+// too, as it is in the file's own errors.
+func byFile[T any](s *setting[T], at string, v T) { s.by(configFileVar+"'s "+at, v) }
+
 // fileInt gives s the file's value v, if any and no option gave s one,
 // named by its key at.
 func fileInt(s *setting[int], at string, v *int) {
 	if v != nil && !s.set {
-		s.by(at, *v)
+		byFile(s, at, *v)
 	}
 }
 
@@ -141,7 +146,7 @@ func fileMillis(s *setting[time.Duration], at string, ms *int) error {
 	case int64(*ms) > maxMillis:
 		return fmt.Errorf("%s(%d): %s", at, *ms, durationOverflow)
 	default:
-		s.by(at, time.Duration(*ms)*time.Millisecond)
+		byFile(s, at, time.Duration(*ms)*time.Millisecond)
 	}
 	return nil
 }
@@ -163,7 +168,7 @@ func (f *fileConfig) applyExporter(c *providerConfig, at string, e declarative.E
 		return nil // an option chose the exporter: the file's is not used
 	}
 	if e.Console {
-		c.exporterName.by(at+".console", "console")
+		byFile(&c.exporterName, at+".console", "console")
 		return nil
 	}
 	if g := e.OTLPGrpc; g != nil {
@@ -181,9 +186,9 @@ func (f *fileConfig) applyExporter(c *providerConfig, at string, e declarative.E
 // applyOTLP takes the OTLP exporter at. Its headers are checked, as an
 // option's, by the protocol resolved (readHeaders).
 func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declarative.OTLP) error {
-	c.exporterName.by(at, "otlp")
+	byFile(&c.exporterName, at, "otlp")
 	if !c.protocol.set {
-		c.protocol.by(at, protocol)
+		byFile(&c.protocol, at, protocol)
 	}
 	if o.Endpoint != nil && !c.endpoint.set {
 		ep := strings.TrimSpace(*o.Endpoint)
@@ -194,15 +199,13 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declar
 		if _, err := transport.ParseEndpoint(ep, transport.Protocol(c.protocol.value), false); err != nil {
 			return fmt.Errorf("%s.endpoint: %w", at, err)
 		}
-		c.endpoint.by(at+".endpoint", ep)
+		byFile(&c.endpoint, at+".endpoint", ep)
 	}
 	if o.Compression != nil && !c.compression.set {
-		switch *o.Compression {
-		case "gzip", "none":
-			c.compression.by(at+".compression", *o.Compression)
-		default:
+		if !compressionName(*o.Compression) {
 			return fmt.Errorf("%s.compression: %q is not supported; want gzip or none", at, *o.Compression)
 		}
+		byFile(&c.compression, at+".compression", *o.Compression)
 	}
 	if err := fileMillis(&c.otlpTimeout, at+".timeout", o.Timeout); err != nil {
 		return err
@@ -212,14 +215,14 @@ func (f *fileConfig) applyOTLP(c *providerConfig, at, protocol string, o *declar
 		if err != nil {
 			return err
 		}
-		c.headers.by(at+".headers", h)
+		byFile(&c.headers, at+".headers", h)
 	}
 	if t := o.TLS; !c.tlsConfig.set && (t.CAFile != nil || t.CertFile != nil || t.KeyFile != nil) {
 		cfg, err := fileTLS(at+".tls", t)
 		if err != nil {
 			return err
 		}
-		c.tlsConfig.by(at+".tls", cfg)
+		byFile(&c.tlsConfig, at+".tls", cfg)
 	}
 	return nil
 }

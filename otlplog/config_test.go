@@ -184,6 +184,8 @@ func TestConfigFileRefused(t *testing.T) {
 		"simple.yaml":            "logger_provider.processors[0].simple: not supported",
 		"file-exporter.yaml":     "logger_provider.processors[0].batch.exporter: no exporter zaplens can run",
 		"http-json.yaml":         `logger_provider.processors[0].batch.exporter.otlp_http.encoding: "json" is not supported`,
+		"zstd.yaml":              `logger_provider.processors[0].batch.exporter.otlp_grpc.compression: "zstd" is not supported`,
+		"batch-over-queue.yaml":  "batch size 200 (OTEL_CONFIG_FILE's logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100",
 		"missing.yaml":           "no such file",
 	} {
 		t.Run(file, func(t *testing.T) {

@@ -578,7 +578,7 @@ func TestBadValueBySource(t *testing.T) {
 		}},
 		{"file count limit", env{"OTEL_CONFIG_FILE": file("", "", "attribute_count_limit: -1")}, nil, []string{
 			`count -1 true`,
-			`error: logger_provider.limits.attribute_count_limit(-1): must be at least 0`,
+			`error: OTEL_CONFIG_FILE's logger_provider.limits.attribute_count_limit(-1): must be at least 0`,
 		}},
 		{"file count limit, option", env{"OTEL_CONFIG_FILE": file("", "", "attribute_count_limit: -1")}, opts{WithAttributeCountLimit(5)}, []string{
 			`count 5 true`,
@@ -589,7 +589,7 @@ func TestBadValueBySource(t *testing.T) {
 		{"file batch over queue", env{"OTEL_CONFIG_FILE": file("max_queue_size: 100, max_export_batch_size: 1000,", "", "")}, nil, []string{
 			`queue 100 true`,
 			`batch 1000 true`,
-			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (logger_provider.processors[0].batch.max_queue_size)`,
+			`error: batch size 1000 (OTEL_CONFIG_FILE's logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (OTEL_CONFIG_FILE's logger_provider.processors[0].batch.max_queue_size)`,
 		}},
 		// The file replaces the SDK's variables, as the declarative-configuration
 		// spec says: a header meant for another endpoint is not sent to the file's.
@@ -606,7 +606,7 @@ func TestBadValueBySource(t *testing.T) {
 		{"file batch over queue option", env{"OTEL_CONFIG_FILE": file("max_export_batch_size: 1000,", "", "")}, opts{WithQueueSize(100)}, []string{
 			`queue 100 true`,
 			`batch 1000 true`,
-			`error: batch size 1000 (logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (WithQueueSize)`,
+			`error: batch size 1000 (OTEL_CONFIG_FILE's logger_provider.processors[0].batch.max_export_batch_size) is larger than queue size 100 (WithQueueSize)`,
 		}},
 		{"file timeout", env{"OTEL_CONFIG_FILE": file("schedule_delay: 20,", "timeout: 500,", ""), "OTEL_EXPORTER_OTLP_TIMEOUT": "x"}, nil, []string{
 			`delay 20ms`,
@@ -629,7 +629,7 @@ func TestBadValueBySource(t *testing.T) {
 			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.schedule_delay(9223372036855): more milliseconds than a duration holds`,
 		}},
 		{"file headers", env{"OTEL_CONFIG_FILE": file("", `headers_list: "Bad Key=s3cret",`, "")}, nil, []string{
-			`error: logger_provider.processors[0].batch.exporter.otlp_grpc.headers: header key "Bad Key" is not valid for grpc (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)`,
+			`error: OTEL_CONFIG_FILE's logger_provider.processors[0].batch.exporter.otlp_grpc.headers: header key "Bad Key" is not valid for grpc (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)`,
 		}},
 		{"file headers, checked by the option's protocol", env{"OTEL_CONFIG_FILE": file("", `headers_list: "grpc-x=v",`, "")}, opts{WithProtocol("http/protobuf")}, []string{
 			`protocol http/protobuf`,

@@ -53,6 +53,7 @@ func TestBadVariableIgnoredAndTold(t *testing.T) {
 		{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT", "x", `OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT="x": not an integer`, nil},
 		{"OTEL_RESOURCE_ATTRIBUTES", "team=ml,s3cret", "OTEL_RESOURCE_ATTRIBUTES: pair 2 is not key=value", nil},
 		{"ZAPLENS_SPOOL_BYTES", "1", "ZAPLENS_SPOOL_BYTES=1: must be at least", map[string]string{"ZAPLENS_SPOOL_DIR": "spool"}},
+		{"OTEL_GO_X_OBSERVABILITY", "1", `OTEL_GO_X_OBSERVABILITY="1": want true or false`, nil},
 		{"ZAPLENS_SPOOL_SYNC", "1s", `ZAPLENS_SPOOL_SYNC="1s": not an integer (milliseconds)`, map[string]string{"ZAPLENS_SPOOL_DIR": "spool"}},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {

@@ -66,21 +66,18 @@ const (
 // processor and exporter share its number.
 var metricsN atomic.Int64
 
-// observabilityEnabled reads OTEL_GO_X_OBSERVABILITY (or its older name,
-// OTEL_GO_X_SELF_OBSERVABILITY) as the SDK does: the first one set is
-// read, and only "true", in any case, turns the metrics on.
-func observabilityEnabled() bool {
-	v, _ := new(variable).lookup(observabilityVars...) // a variable the file does not replace
-	return strings.EqualFold(v, "true")
-}
-
 // metricsProvider is the MeterProvider the metrics go to, nil when they
-// are off: the option's, or the global one when the variable turns them on.
+// are off: the option's, or the global one when OTEL_GO_X_OBSERVABILITY
+// (its row in variables.go) turns them on; that variable is read only
+// when no option gave one.
 func (c *providerConfig) metricsProvider() metric.MeterProvider {
 	if c.meterProvider != nil {
 		return c.meterProvider
 	}
-	if observabilityEnabled() {
+	// No option sets the variable's setting: its bad value is a warning
+	// (triage), never fatal.
+	_ = c.triage(c.readStep(stepMetrics))
+	if c.observability.value {
 		return otel.GetMeterProvider()
 	}
 	return nil

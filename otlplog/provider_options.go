@@ -134,6 +134,7 @@ type providerConfig struct {
 	reportWriter   io.Writer
 	reportOff      bool
 	meterProvider  metric.MeterProvider // metrics.go
+	observability  setting[bool]        // OTEL_GO_X_OBSERVABILITY: the metrics through the global MeterProvider
 }
 
 // WithEndpoint sets where OTLP exports go, overriding

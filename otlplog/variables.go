@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/transport"
 )
 
@@ -25,7 +27,6 @@ type variable struct {
 	// names are read in order, the logs-specific one first: the first set
 	// gives the value, unless its row reads them otherwise.
 	names  []string
-	kind   string // what a value is: bool, count, bytes, milliseconds, name, path, pairs, URL
 	doc    string // what it does, in docs/configuration.md's words (Markdown)
 	def    string // its default, likewise
 	option string // the option that wins over it; "" if none
@@ -61,127 +62,127 @@ const (
 // variables is every variable the pipeline reads, in the order read.
 var variables = []variable{
 	{
-		names: []string{configFileVar}, kind: "path", step: stepFile, // applyConfigFile
+		names: []string{configFileVar}, step: stepFile, // applyConfigFile
 		doc: "a declarative configuration file, whose `logger_provider` and `resource` replace the SDK's variables below ([opentelemetry.md](opentelemetry.md#declarative-configuration-otel_config_file)); read only by a program that imports `_ \"github.com/zaplens/zaplens/otlplog/configfile\"`, and without that import an error naming it",
 		def: "none",
 	},
 	{
-		names: []string{"OTEL_SDK_DISABLED"}, kind: "bool", option: "WithDisabled", step: stepSwitch, file: true,
+		names: []string{"OTEL_SDK_DISABLED"}, option: "WithDisabled", step: stepSwitch, file: true,
 		doc:  "`true`: no-op provider (`true`/`false` only)",
 		def:  "`false`",
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.disabled }),
 	},
 	{
-		names: []string{"OTEL_LOGS_EXPORTER"}, kind: "name", option: "WithExporterName", step: stepSwitch, file: true,
+		names: []string{"OTEL_LOGS_EXPORTER"}, option: "WithExporterName", step: stepSwitch, file: true,
 		doc:  "`otlp`, `console` (OTLP/JSON lines on stdout) or `none`",
 		def:  "`otlp`",
 		read: readExporter,
 	},
 	{
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"}, kind: "name", option: "WithProtocol", step: stepProtocol, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"}, option: "WithProtocol", step: stepProtocol, file: true,
 		doc:  "`grpc` or `http/protobuf`; `http/json` is refused with a word on what to use",
 		def:  "`grpc`",
 		read: readProtocol,
 	},
 	{
 		// Before the endpoint, which it applies to when it has no scheme (target).
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE"}, kind: "bool", option: "WithInsecure", step: stepOTLP, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_INSECURE", "OTEL_EXPORTER_OTLP_INSECURE"}, option: "WithInsecure", step: stepOTLP, file: true,
 		doc:  "`true`: no TLS for a scheme-less endpoint (a scheme decides on its own)",
 		def:  "`false`",
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.insecure }),
 	},
 	{
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"}, kind: "URL", option: "WithEndpoint", step: stepOTLP, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"}, option: "WithEndpoint", step: stepOTLP, file: true,
 		doc:  "`https://host:port`, `http://host:port` (no TLS) or `host:port` (TLS unless insecure); a URL without a port takes its scheme's, 443 for TLS and 80 without (as hosted backends publish `https://otlp.example.com/otlp`); 4317 (gRPC) and 4318 (HTTP) are the default endpoint's. Over HTTP the generic variable gets `/v1/logs` added, the `LOGS_` one is used as given (an option's URL without a path gets `/v1/logs`). Credentials, a query, an empty port or an unbracketed IPv6 address make the value bad: ignored with a warning",
 		def:  "`" + DefaultEndpoint + "`, or `" + DefaultHTTPEndpoint + "` for HTTP",
 		read: readEndpoint,
 	},
 	{
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"}, kind: "pairs", option: "WithHeaders", step: stepOTLP, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"}, option: "WithHeaders", step: stepOTLP, file: true,
 		doc:  "`key=value,...`, values percent-encoded, e.g. `authorization=Bearer%20<token>`, decoded then trimmed as otlploggrpc reads them (an encoded newline at the end goes; `TestHeadersMatchSDK`); keys by the transport's rules (gRPC: lowercase letters, digits, `-_.`, not `grpc-`; HTTP: a token), one header whatever their case; values printable ASCII",
 		def:  "none",
 		read: readHeaders,
 	},
 	{
-		names: caVars, kind: "path", option: "WithTLSConfig", step: stepOTLP, file: true,
+		names: caVars, option: "WithTLSConfig", step: stepOTLP, file: true,
 		doc:  "PEM file of the CA(s) to trust; a regular file of at most 1 MiB, read once",
 		def:  "system roots",
 		read: readTLS,
 	},
 	{
-		names: []string{clientCertVars[0], clientCertVars[1], clientKeyVars[0], clientKeyVars[1]}, kind: "path", option: "WithTLSConfig", step: stepOTLP, file: true, // readTLS
+		names: []string{clientCertVars[0], clientCertVars[1], clientKeyVars[0], clientKeyVars[1]}, option: "WithTLSConfig", step: stepOTLP, file: true, // readTLS
 		doc: "PEM client certificate and key for mutual TLS, both or neither",
 		def: "none",
 	},
 	{
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"}, kind: "name", option: "WithCompression", step: stepOTLP, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION"}, option: "WithCompression", step: stepOTLP, file: true,
 		doc:  "`gzip` or `none`",
 		def:  "`none`",
 		read: readCompression,
 	},
 	{
-		names: []string{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"}, kind: "milliseconds", option: "WithOTLPTimeout", step: stepOTLP, file: true,
+		names: []string{"OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"}, option: "WithOTLPTimeout", step: stepOTLP, file: true,
 		doc:  "each attempt of an export, a request and its answer, in ms (at least 1); retries have a bound of their own (next row, and [delivery](delivery.md#riding-out-an-outage))",
-		def:  "10000",
+		def:  millisDef(DefaultOTLPTimeout),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.otlpTimeout }, fixed(DefaultOTLPTimeout), 1),
 	},
 	{
-		names: []string{"ZAPLENS_RETRY_MAX_ELAPSED"}, kind: "milliseconds", option: "WithRetryMaxElapsed", step: stepOTLP,
+		names: []string{"ZAPLENS_RETRY_MAX_ELAPSED"}, option: "WithRetryMaxElapsed", step: stepOTLP,
 		doc:  "how long a batch is retried after its first attempt failed, in ms (at least 1): no attempt starts later. A batch stops sooner when the queue behind it is full: its records, the oldest, give way, counted failed",
-		def:  "120000 (2 min)",
+		def:  fmt.Sprintf("%s (%d min)", millisDef(DefaultRetryMaxElapsed), DefaultRetryMaxElapsed/time.Minute),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.retryElapsed }, fixed(DefaultRetryMaxElapsed), 1),
 	},
 	{
-		names: []string{"OTEL_BLRP_MAX_QUEUE_SIZE"}, kind: "count", option: "WithQueueSize", step: stepBatch, file: true,
+		names: []string{"OTEL_BLRP_MAX_QUEUE_SIZE"}, option: "WithQueueSize", step: stepBatch, file: true,
 		doc:  "when set, also a bound in records (waiting or in an export; with the spool on, waiting in memory)",
 		def:  "none",
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.queueSize }, 0, 1),
 	},
 	{
-		names: []string{"ZAPLENS_QUEUE_BYTES"}, kind: "bytes", option: "WithQueueBytes", step: stepBatch,
-		doc:  "bytes of encoded records that may wait for export (at least 1024); with the spool on, at most two requests' worth wait in memory, the rest in the spool's files",
-		def:  "**25165824** (24 MiB)",
-		read: intVar(func(c *providerConfig) *setting[int] { return &c.queueBytes }, DefaultQueueBytes, 1024),
+		names: []string{"ZAPLENS_QUEUE_BYTES"}, option: "WithQueueBytes", step: stepBatch,
+		doc:  fmt.Sprintf("bytes of encoded records that may wait for export (at least %d); with the spool on, at most two requests' worth wait in memory, the rest in the spool's files", minQueueBytes),
+		def:  fmt.Sprintf("**%d** (%d MiB)", DefaultQueueBytes, DefaultQueueBytes>>20),
+		read: intVar(func(c *providerConfig) *setting[int] { return &c.queueBytes }, DefaultQueueBytes, minQueueBytes),
 	},
 	{
-		names: []string{"ZAPLENS_REQUEST_BYTES"}, kind: "bytes", option: "WithRequestBytes", step: stepBatch,
-		doc:  "most bytes in one export request (at least 65536)",
-		def:  "**3145728** (3 MiB)",
+		names: []string{"ZAPLENS_REQUEST_BYTES"}, option: "WithRequestBytes", step: stepBatch,
+		doc:  fmt.Sprintf("most bytes in one export request (at least %d)", minRequestBytes),
+		def:  fmt.Sprintf("**%d** (%d MiB)", DefaultRequestBytes, DefaultRequestBytes>>20),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.requestBytes }, DefaultRequestBytes, minRequestBytes),
 	},
 	{
-		names: []string{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"}, kind: "count", option: "WithBatchSize", step: stepBatch, file: true,
+		names: []string{"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE"}, option: "WithBatchSize", step: stepBatch, file: true,
 		doc:  "most records per export; must not exceed the record bound, when set",
-		def:  "**8192**, or a quarter of the record bound when one is set and that is less (SDK: 512)",
+		def:  "**" + strconv.Itoa(DefaultBatchSize) + "**, or a quarter of the record bound when one is set and that is less (SDK: 512)",
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.batchSize }, DefaultBatchSize, 1),
 	},
 	{
-		names: []string{"OTEL_BLRP_SCHEDULE_DELAY"}, kind: "milliseconds", option: "WithScheduleDelay", step: stepBatch, file: true,
+		names: []string{"OTEL_BLRP_SCHEDULE_DELAY"}, option: "WithScheduleDelay", step: stepBatch, file: true,
 		doc:  "longest wait before a batch that has not filled is sent, in ms",
-		def:  "1000",
+		def:  millisDef(DefaultScheduleDelay),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.scheduleDelay }, fixed(DefaultScheduleDelay), 1),
 	},
 	{
 		// After the OTLP step: its default is the retry bound and one attempt.
-		names: []string{"OTEL_BLRP_EXPORT_TIMEOUT"}, kind: "milliseconds", option: "WithExportTimeout", step: stepBatch, file: true,
+		names: []string{"OTEL_BLRP_EXPORT_TIMEOUT"}, option: "WithExportTimeout", step: stepBatch, file: true,
 		doc:  "one export by the pipeline, retries included, in ms",
-		def:  "over OTLP the retry bound plus one attempt (130000), so that it cuts no retry short; 30000 for `console`",
+		def:  fmt.Sprintf("over OTLP the retry bound plus one attempt (%s), so that it cuts no retry short; %s for `console`", millisDef(DefaultRetryMaxElapsed+DefaultOTLPTimeout), millisDef(DefaultExportTimeout)),
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.exportTimeout }, (*providerConfig).exportBound, 1),
 	},
 	{
-		names: []string{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"}, kind: "count", option: "WithAttributeCountLimit", step: stepLimits, file: true,
+		names: []string{"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT"}, option: "WithAttributeCountLimit", step: stepLimits, file: true,
 		doc:  "most attributes per record",
-		def:  "128",
+		def:  strconv.Itoa(otlpwire.DefaultLimits.AttributeCount),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.attrCount }, -1, 0),
 	},
 	{
-		names: []string{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"}, kind: "count", option: "WithAttributeValueLengthLimit", step: stepLimits, file: true,
+		names: []string{"OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT"}, option: "WithAttributeValueLengthLimit", step: stepLimits, file: true,
 		doc:  "longest string value kept",
 		def:  "no limit",
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.attrValueLen }, -1, 0),
 	},
 	{
-		names: []string{"ZAPLENS_RECORD_UID"}, kind: "bool", option: "WithRecordUID", step: stepLimits,
+		names: []string{"ZAPLENS_RECORD_UID"}, option: "WithRecordUID", step: stepLimits,
 		doc:  "`true`: every record carries `log.record.uid`, a ULID of its own, so that a backend can drop the copy a SIGKILL may make the spool send ([delivery](delivery.md#an-id-to-deduplicate-on))",
 		def:  "`false`",
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.recordUID }),
@@ -190,40 +191,48 @@ var variables = []variable{
 	// does not replace them, so that the logs' resource is the one the
 	// program's other providers get from it (fileResource).
 	{
-		names: []string{"OTEL_SERVICE_NAME"}, kind: "string", option: "WithServiceName", step: stepResource, // fromEnv
+		names: []string{"OTEL_SERVICE_NAME"}, option: "WithServiceName", step: stepResource, // fromEnv
 		doc: "`service.name`",
 		def: "`unknown_service:<program>`",
 	},
 	{
-		names: []string{"OTEL_RESOURCE_ATTRIBUTES"}, kind: "pairs", option: "WithResourceAttributes", step: stepResource,
+		names: []string{"OTEL_RESOURCE_ATTRIBUTES"}, option: "WithResourceAttributes", step: stepResource,
 		doc:  "more resource attributes, `key=value,...`, values percent-encoded; a bad escape is refused, by position and key",
 		def:  "none",
 		read: func(c *providerConfig, _ *variable) error { return c.checkResourceEnv() },
 	},
 	{
-		names: []string{"ZAPLENS_SPOOL_DIR"}, kind: "path", option: "WithSpool", step: stepSpool,
+		names: []string{"ZAPLENS_SPOOL_DIR"}, option: "WithSpool", step: stepSpool,
 		doc:  "the crash-safe spool's directory (see [the spool](spool.md))",
 		def:  "off",
 		read: stringVar(func(c *providerConfig) *setting[string] { return &c.spool.dir }),
 	},
 	{
-		names: []string{"ZAPLENS_SPOOL_BYTES"}, kind: "bytes", option: "WithSpoolBytes", step: stepSpoolFiles,
+		names: []string{"ZAPLENS_SPOOL_BYTES"}, option: "WithSpoolBytes", step: stepSpoolFiles,
 		doc:  "the spool files of one process, at most",
-		def:  "134217728 (128 MiB)",
+		def:  fmt.Sprintf("%d (%d MiB)", DefaultSpoolBytes, DefaultSpoolBytes>>20),
 		read: intVar(func(c *providerConfig) *setting[int] { return &c.spool.bytes }, DefaultSpoolBytes, minSpoolBytes),
 	},
 	{
-		names: []string{"ZAPLENS_SPOOL_SYNC"}, kind: "milliseconds", option: "WithSpoolSync", step: stepSpoolFiles,
+		names: []string{"ZAPLENS_SPOOL_SYNC"}, option: "WithSpoolSync", step: stepSpoolFiles,
 		doc:  "how often the spool is written to the disk, in ms (0: never)",
 		def:  "0",
 		read: millisVar(func(c *providerConfig) *setting[time.Duration] { return &c.spool.sync }, fixed[time.Duration](0), 0),
 	},
 	{
-		names: observabilityVars, kind: "bool", option: "WithMeterProvider", step: stepMetrics, // observabilityEnabled
-		doc: "`true` (any case): the pipeline's metrics through the global `MeterProvider` ([metrics](delivery.md#metrics-about-the-pipeline)); the second is its older name",
-		def: "off",
+		names: []string{"OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY"}, option: "WithMeterProvider", step: stepMetrics, // metricsProvider
+		doc:  "`true` (any case): the pipeline's metrics through the global `MeterProvider` ([metrics](delivery.md#metrics-about-the-pipeline)); the second is its older name; a value other than `true` or `false` is ignored with a warning",
+		def:  "off",
+		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.observability }),
 	},
 }
+
+// millisDef writes a default duration in the table, in milliseconds, from
+// its constant, so that docs/configuration.md follows the code.
+func millisDef(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// minQueueBytes keeps the queue large enough for a record or two.
+const minQueueBytes = 1024
 
 // The certificate variables make one TLS configuration (envTLS): the CA
 // bundle to trust, and the client certificate and key, which come
@@ -233,10 +242,6 @@ var (
 	clientCertVars = []string{"OTEL_EXPORTER_OTLP_LOGS_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE"}
 	clientKeyVars  = []string{"OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY"}
 )
-
-// observabilityVars turn the metrics on, the older name second, as the
-// SDK reads them.
-var observabilityVars = []string{"OTEL_GO_X_OBSERVABILITY", "OTEL_GO_X_SELF_OBSERVABILITY"}
 
 // readStep resolves the rows of step s, in order, and returns what they
 // found wrong, for triage.
@@ -417,16 +422,20 @@ func readTLS(c *providerConfig, v *variable) error {
 // readCompression resolves the compression: gzip or none.
 func readCompression(c *providerConfig, v *variable) error {
 	parse := func(name, raw string) (string, error) {
-		if raw != "none" && raw != "gzip" {
+		if !compressionName(raw) {
 			return "", fmt.Errorf("%s=%q: want gzip or none", name, raw)
 		}
 		return raw, nil
 	}
 	check := func(s *setting[string]) error {
-		if s.value != "" && s.value != "none" && s.value != "gzip" {
+		if s.value != "" && !compressionName(s.value) {
 			return fmt.Errorf("%s: want gzip or none", said(s))
 		}
 		return nil
 	}
 	return resolve(&c.compression, v, "", parse, check)
 }
+
+// compressionName tells whether name is a compression zaplens sends
+// with, as a variable, an option or the file gives it.
+func compressionName(name string) bool { return name == "gzip" || name == "none" }
