@@ -39,7 +39,7 @@ func TestInternalLoggerPointedBack(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("deadlock: the child did not finish\n%s", out)
 	}
-	if err != nil || !strings.Contains(string(out), "records=1 lost=0") {
+	if err != nil || !strings.Contains(string(out), "records=3 lost=0") {
 		t.Errorf("child: %v\n%s", err, out)
 	}
 }
@@ -51,6 +51,8 @@ func internalLoggerPointedBack() {
 	logger := zap.New(core).With(zap.Int("a", 1), zap.Int("b", 2), zap.Int("c", 3))
 	otel.SetLogger(funcr.New(func(prefix, args string) { logger.Warn(prefix + args) }, funcr.Options{Verbosity: 10}))
 	logger.Info("over the limit")
+	logger.Info("a key twice", zap.Int("a", 4))
+	logger.Info("an empty key", zap.Int("", 5))
 	fmt.Printf("records=%d lost=%d\n", len(exp.records()), core.Lost())
 }
 
