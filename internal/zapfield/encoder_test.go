@@ -182,6 +182,66 @@ func TestArrayOfEveryType(t *testing.T) {
 	}
 }
 
+// everyKey adds one value of each kind an ObjectEncoder takes, each at
+// the edge of its width, so that a method that cuts or widens a value
+// wrongly shows.
+type everyKey struct{}
+
+func (everyKey) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddBinary("bin", []byte{0, 1, 2})
+	enc.AddByteString("bs", []byte("bs"))
+	enc.AddBool("b", true)
+	enc.AddComplex128("c128", complex(1, -2))
+	enc.AddComplex64("c64", complex(0.5, 1))
+	enc.AddDuration("d", -1500*time.Millisecond)
+	enc.AddFloat64("f64", 0.41)
+	enc.AddFloat32("f32", 0.1)
+	enc.AddInt("i", math.MinInt32)
+	enc.AddInt64("i64", math.MinInt64)
+	enc.AddInt32("i32", math.MinInt32)
+	enc.AddInt16("i16", math.MinInt16)
+	enc.AddInt8("i8", math.MinInt8)
+	enc.AddString("s", "s")
+	enc.AddTime("t", time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))
+	enc.AddUint("u", math.MaxUint32)
+	enc.AddUint64("u64", math.MaxUint64)
+	enc.AddUint32("u32", math.MaxUint32)
+	enc.AddUint16("u16", math.MaxUint16)
+	enc.AddUint8("u8", math.MaxUint8)
+	enc.AddUintptr("p", 0xdead)
+	if err := enc.AddArray("a", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+		a.AppendInt32(math.MaxInt32)
+		return nil
+	})); err != nil {
+		return err
+	}
+	if err := enc.AddObject("o", point{1, 2}); err != nil {
+		return err
+	}
+	if err := enc.AddReflected("r", map[string]int{"r": 1}); err != nil {
+		return err
+	}
+	enc.OpenNamespace("ns")
+	enc.AddInt16("in", math.MaxInt16)
+	return nil
+}
+
+// An object marshaler's values, each through its own ObjectEncoder
+// method: the fields' walk reads none of them, so TestFieldConversion
+// holds none of these methods.
+func TestObjectOfEveryType(t *testing.T) {
+	e := GetEncoder()
+	defer PutEncoder(e)
+	addOne(e, zap.Object("k", everyKey{}))
+	want := `{"a":[2147483647],"b":true,"bin":"AAEC","bs":"bs","c128":"(1-2i)","c64":"(0.5+1i)","d":-1500000000,` +
+		`"f32":0.1,"f64":0.41,"i":-2147483648,"i16":-32768,"i32":-2147483648,"i64":-9223372036854775808,"i8":-128,` +
+		`"ns":{"in":32767},"o":{"x":1,"y":2},"p":57005,"r":{"r":1},"s":"s","t":"2026-01-02T03:04:05.000000006Z",` +
+		`"u":4294967295,"u16":65535,"u32":4294967295,"u64":"18446744073709551615","u8":255}`
+	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 // nested is an object marshaler n levels deep, with an array every other
 // level.
 type nested int
