@@ -38,7 +38,7 @@ import (
 // receiver, and through ours (otlplog.NewLoggerProvider: otlpwire, pipeline,
 // transport) to another, and what the two receivers decode must be equal,
 // record by record, scope by scope, resource included. The input is both
-// what the bridge makes of zap entries (wire.go's direct and general ways against
+// what the bridge makes of zap entries (internal/zapfield's direct and general ways against
 // fillRecord) and records emitted straight to each provider's loggers
 // (logger.go's Emit against the SDK's).
 //
