@@ -40,13 +40,18 @@ func (w *waysEntry) generalWay(lim otlpwire.Limits) []byte {
 }
 
 // directWay is the record the direct way writes, if it takes the entry;
-// else the general way's after it, on the same encoder.
+// else the general way's after it, on the same encoder, which the direct
+// way must leave holding nothing but what it converted.
 func (w *waysEntry) directWay(lim otlpwire.Limits) ([]byte, bool) {
 	e := GetEncoder()
 	defer PutEncoder(e)
 	e.Entry.Added = append(e.Entry.Added, w.added...)
 	rec := w.record()
-	if b, ok := e.AppendDirect(nil, &w.with, &rec, &w.ent, w.fields, lim); ok {
+	b, ok := e.AppendDirect(nil, &w.with, &rec, &w.ent, w.fields, lim)
+	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
+		panic("AppendDirect left its scratch encoder dirty") // the general way after it would start from that
+	}
+	if ok {
 		return b, true
 	}
 	return otlpwire.AppendRecord(nil, &rec, e.Attributes(&w.with, &w.ent, w.fields), lim), false
