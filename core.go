@@ -278,7 +278,7 @@ func BridgeLost() uint64 { return bridgeLost.Load() }
 // bridgeLost is the sum of every bridge's losses.
 var bridgeLost atomic.Uint64
 
-// write converts the entry with e, an empty encoder, and emits it to the
+// write converts the entry with e, an empty entryState, and emits it to the
 // scope's logger, or holds it in its trace when held (see WithHold). r is
 // what the entry's fields say, read once.
 func (c *Core) write(e *entryState, s *scope, held bool, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
