@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // baggageKeys is what WithBaggage set: the members to copy, or all. It is
@@ -36,19 +38,19 @@ func (b *baggageKeys) appendAttrs(dst []attribute.KeyValue, ctx context.Context)
 	if !b.all {
 		for _, k := range b.keys {
 			if m := bg.Member(k); m.Key() != "" {
-				dst = append(dst, stringAttr(m.Key(), m.Value()))
+				dst = append(dst, zapfield.StringAttr(m.Key(), m.Value()))
 			}
 		}
 		return dst
 	}
 	n := len(dst)
 	for _, m := range bg.Members() {
-		dst = append(dst, stringAttr(m.Key(), m.Value()))
+		dst = append(dst, zapfield.StringAttr(m.Key(), m.Value()))
 	}
 	// Sorted as attributes, not as members: the sort of []attribute.KeyValue
-	// is linked already (encode.go, attribute.NewSet), one of
+	// is linked already (internal/zapfield, attribute.NewSet), one of
 	// []baggage.Member would be 15 KB of code more (benchmarks/binsize).
 	// Keys are unique, so stable or not gives the same order.
-	slices.SortStableFunc(dst[n:], byKey)
+	slices.SortStableFunc(dst[n:], zapfield.ByKey)
 	return dst
 }

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"os"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,14 +34,9 @@ import (
 type Core struct {
 	b *bridge
 
-	// What With added, converted once: attributes and open namespaces as the
-	// encoder leaves them, the same attributes as OTLP bytes, and the
-	// context, if any, with its span.
-	with     []attribute.KeyValue
-	frames   []frame
-	top      []attribute.KeyValue
-	err      error
-	wire     wireWith
+	// What With added, converted once, for both ways (see
+	// zapfield.With), and the context, if any, with its span.
+	with     zapfield.With
 	ctx      context.Context
 	sc       trace.SpanContext
 	ctxAttrs []attribute.KeyValue // what ctx gives the features of ctxattrs.go: read once for every entry
@@ -100,7 +94,7 @@ func NewCore(opts ...Option) *Core {
 		b.hold = newHoldStore(cfg.hold)
 	}
 	b.scopes.Store(&map[string]*namedScope{})
-	return &Core{b: b, wire: wireWith{ok: true}}
+	return &Core{b: b}
 }
 
 // Enabled reports whether the bridge sends entries at level l.
@@ -149,21 +143,20 @@ func (c *Core) withContext(fields []zapcore.Field, ec entryRead) (with *Core) {
 		}
 	}
 	if ec.events > 0 {
-		nc.event = validString(ec.event) // made valid once, for every entry
+		nc.event = otlpwire.ValidString(ec.event) // made valid once, for every entry
 	}
 	if ec.n+ec.events == len(fields) {
 		return &nc // a per-request context, an event name, nothing else: nothing to convert
 	}
-	e := getEncoder()
-	defer putEncoder(e)
-	e.redact = c.b.redact.get()
-	c.seed(e)
-	e.addFields(fields)
-	nc.with = slices.Clone(e.kvs)
-	nc.frames = slices.Clone(e.frames)
-	nc.top = slices.Clone(e.top)
-	nc.err = e.err
-	nc.wire = c.b.encodeWith(&nc)
+	e := zapfield.GetEncoder()
+	defer zapfield.PutEncoder(e)
+	e.Entry.Redact = c.b.redact.get()
+	var lim *otlpwire.Limits
+	if p, ok := c.b.provider.(direct.Provider); ok {
+		l := p.DirectLimits()
+		lim = &l
+	}
+	nc.with = e.With(&c.with, fields, lim)
 	return &nc
 }
 
@@ -260,8 +253,8 @@ var checkedEntryAfter = func() []int {
 // counted by [Core.Lost] and told on stderr at most once per interval, never
 // through zap's error output.
 func (c *Core) Write(ent zapcore.Entry, fields []zapcore.Field) error {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := getEntry()
+	defer putEntry(e)
 	// A terminal entry comes here past Check's filters.
 	s, held := c.b.route(ent.Level, ent.LoggerName)
 	r := readEntry(fields)
@@ -285,15 +278,15 @@ func BridgeLost() uint64 { return bridgeLost.Load() }
 // bridgeLost is the sum of every bridge's losses.
 var bridgeLost atomic.Uint64
 
-// write converts the entry with e, an empty encoder, and emits it to the
+// write converts the entry with e, an empty entryState, and emits it to the
 // scope's logger, or holds it in its trace when held (see WithHold). r is
 // what the entry's fields say, read once.
-func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
+func (c *Core) write(e *entryState, s *scope, held bool, r *entryRead, ent *zapcore.Entry, fields []zapcore.Field) {
 	if !s.bridged {
 		return // filtered out: a terminal entry, or a caller that skipped Check
 	}
 	defer c.b.recoverLoss("Write")
-	e.redact = c.b.redact.get()
+	e.enc.Entry.Redact = c.b.redact.get()
 	ctx, sc := c.entryContext(r)
 	if held && !sc.IsValid() {
 		return // only an entry of a trace is held
@@ -323,7 +316,7 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 	if !enabled && span == nil {
 		return
 	}
-	c.addCtxAttrs(e, r)
+	c.addCtxAttrs(&e.enc, r)
 	// One record for both ways, so that a direct way that gives up
 	// partway leaves the general one nothing to build again. A span
 	// event needs the attributes, which only the general way makes.
@@ -334,9 +327,10 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 			return
 		}
 	}
-	attrs := c.convert(e, ent, fields)
+	attrs := e.enc.Attributes(&c.with, ent, fields)
 	if span != nil {
-		c.b.cfg.spans.addEvent(span, *ent, e.err, e.redact.Attrs(attrs), e.redact)
+		red := e.enc.Entry.Redact
+		c.b.cfg.spans.addEvent(span, *ent, e.enc.Err(), red.Attrs(attrs), red)
 	}
 	if !enabled {
 		return
@@ -356,7 +350,7 @@ func (c *Core) write(e *attrEncoder, s *scope, held bool, r *entryRead, ent *zap
 		return
 	}
 	var lrec log.Record
-	fillRecord(&lrec, ent, sev, e.err, attrs)
+	fillRecord(&lrec, ent, sev, e.enc.Err(), attrs)
 	lrec.SetEventName(event)
 	if held && c.b.hold.keepRecord(sc, ent.Time, c.b, s.logger, &lrec) {
 		return
@@ -393,22 +387,11 @@ func (c *Core) entryContext(r *entryRead) (context.Context, trace.SpanContext) {
 	return context.Background(), c.sc
 }
 
-// convert converts the entry the general way, with e, and returns its
-// attributes: With's, the fields', the entry's own, the context's (see
-// ctxattrs.go) last.
-func (c *Core) convert(e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) []attribute.KeyValue {
-	c.seed(e)
-	e.addFields(fields)
-	e.addEntry(ent)
-	e.top = append(e.top, e.ctxAttrs...)
-	return e.result()
-}
-
 // eventName is the entry's event name, made valid: its own, else With's.
 func (c *Core) eventName(r *entryRead) string {
 	switch {
 	case r.events > 0:
-		return validString(r.event)
+		return otlpwire.ValidString(r.event)
 	case c.event != "":
 		return c.event
 	}
@@ -419,38 +402,11 @@ func (c *Core) eventName(r *entryRead) string {
 // provider. rec is the caller's, so that it stays on the stack.
 func fillRecord(rec *log.Record, ent *zapcore.Entry, sev log.Severity, err error, attrs []attribute.KeyValue) {
 	rec.SetTimestamp(ent.Time)
-	rec.SetBody(stringValue(ent.Message))
+	rec.SetBody(zapfield.StringValue(ent.Message))
 	rec.SetSeverity(sev)
 	rec.SetSeverityText(ent.Level.String())
 	rec.SetErr(err)
 	rec.AddAttributes(attrs...)
-}
-
-// seed makes an empty encoder start where With left off.
-func (c *Core) seed(e *attrEncoder) {
-	e.kvs = append(e.kvs, c.with...)
-	e.frames = append(e.frames, c.frames...)
-	e.top = append(e.top, c.top...)
-	e.hasErr, e.err = len(c.top) > 0 || c.err != nil, c.err
-}
-
-// addEntry adds what the entry itself carries: its caller and its stack.
-func (e *attrEncoder) addEntry(ent *zapcore.Entry) {
-	if ent.Caller.Defined {
-		e.top = append(e.top,
-			stringAttr(keyFilePath, ent.Caller.File),
-			attribute.Int(keyLineNumber, ent.Caller.Line))
-		if ent.Caller.Function != "" {
-			e.top = append(e.top, stringAttr(keyFunctionName, ent.Caller.Function))
-		}
-	}
-	if ent.Stack != "" {
-		key := keyCodeStacktrace
-		if e.hasErr {
-			key = keyExceptionStack
-		}
-		e.top = append(e.top, stringAttr(key, ent.Stack))
-	}
 }
 
 // route decides Check: level first, as cheap as zap's own, then the name.
@@ -537,7 +493,7 @@ func (b *bridge) newScope(name string) (s scope) {
 			s = scope{logger: noop.Logger{}}
 		}
 	}()
-	s.logger = b.provider.Logger(validString(scopeName))
+	s.logger = b.provider.Logger(otlpwire.ValidString(scopeName))
 	if l, ok := s.logger.(direct.Logger); ok {
 		s.wire, s.terms = l, l.Terms()
 	}

@@ -178,21 +178,21 @@ func TestCallerAndStack(t *testing.T) {
 
 	recs := c.records()
 	a := attrs(recs[0])
-	if !strings.HasSuffix(a[keyFilePath].AsString(), "core_test.go") || a[keyLineNumber].AsInt64() == 0 ||
-		!strings.HasSuffix(a[keyFunctionName].AsString(), "TestCallerAndStack") {
+	if !strings.HasSuffix(a[zapfield.KeyFilePath].AsString(), "core_test.go") || a[zapfield.KeyLineNumber].AsInt64() == 0 ||
+		!strings.HasSuffix(a[zapfield.KeyFunctionName].AsString(), "TestCallerAndStack") {
 		t.Errorf("caller attributes %v", a)
 	}
-	if _, ok := a[keyCodeStacktrace]; ok {
+	if _, ok := a[zapfield.KeyCodeStacktrace]; ok {
 		t.Errorf("info carries a stack")
 	}
-	if s := attrs(recs[1])[keyCodeStacktrace].AsString(); !strings.Contains(s, "TestCallerAndStack") {
+	if s := attrs(recs[1])[zapfield.KeyCodeStacktrace].AsString(); !strings.Contains(s, "TestCallerAndStack") {
 		t.Errorf("warn stack %q", s)
 	}
 	e := attrs(recs[2])
-	if s := e[keyExceptionStack].AsString(); !strings.Contains(s, "TestCallerAndStack") {
+	if s := e[zapfield.KeyExceptionStack].AsString(); !strings.Contains(s, "TestCallerAndStack") {
 		t.Errorf("error stack %q", s)
 	}
-	if _, ok := e[keyCodeStacktrace]; ok {
+	if _, ok := e[zapfield.KeyCodeStacktrace]; ok {
 		t.Errorf("an entry with an error has code.stacktrace too")
 	}
 }
@@ -235,17 +235,17 @@ func TestErrors(t *testing.T) {
 			t.Errorf("record %d %s = %q, want %q", i, key, got, want)
 		}
 	}
-	check(0, keyExceptionMessage, "boom")
-	check(0, keyExceptionType, "*errors.errorString")
-	check(1, keyExceptionType, "*github.com/zaplens/zaplens.codedError")
-	check(2, keyExceptionMessage, "a\nb")
+	check(0, zapfield.KeyExceptionMessage, "boom")
+	check(0, zapfield.KeyExceptionType, "*errors.errorString")
+	check(1, zapfield.KeyExceptionType, "*github.com/zaplens/zaplens.codedError")
+	check(2, zapfield.KeyExceptionMessage, "a\nb")
 	if _, ok := attrs(recs[2])["errorCauses"]; ok {
 		t.Error("errors.Join got errorCauses, which zap does not print for it")
 	}
-	check(3, keyExceptionMessage, "x; y")
+	check(3, zapfield.KeyExceptionMessage, "x; y")
 	check(3, "errorCauses", `[{"error":"x"},{"error":"y"}]`)
 	check(4, "cause", "c")
-	check(5, keyExceptionMessage, "from with")
+	check(5, zapfield.KeyExceptionMessage, "from with")
 	if len(attrs(recs[6])) != 0 {
 		t.Errorf("zap.Error(nil) left %v", attrs(recs[6]))
 	}
@@ -422,7 +422,7 @@ func TestNamespaces(t *testing.T) {
 	if got := a["req"].String(); got != `{"id":"r1","inner":{"call":"c","depth":2}}` {
 		t.Errorf("req = %s", got)
 	}
-	if a["top"].AsString() != "t" || a[keyExceptionMessage].AsString() != "e" || len(a) != 4 {
+	if a["top"].AsString() != "t" || a[zapfield.KeyExceptionMessage].AsString() != "e" || len(a) != 4 {
 		t.Errorf("attributes %v", a)
 	}
 	if got := attrs(recs[1])["req"].String(); got != `{"id":"r1","x":{"y":1}}` {
@@ -640,7 +640,7 @@ func TestErrorLastWins(t *testing.T) {
 	logger := zap.New(NewCore(WithLoggerProvider(c.lp))).With(zap.Error(errors.Join(errors.New("old"), errors.New("older"))))
 	logger.Info("m", zap.Error(errors.New("new")))
 	a := attrs(c.only(t))
-	if a[keyExceptionMessage].AsString() != "new" || a["error"].Type() != 0 || a["errorCauses"].Type() != 0 {
+	if a[zapfield.KeyExceptionMessage].AsString() != "new" || a["error"].Type() != 0 || a["errorCauses"].Type() != 0 {
 		t.Errorf("attributes %v, want only the new error", a)
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"context"
 
 	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // A ctxAttrs is a feature that adds attributes read from the entry's
 // context: WithBaggage's, and whatever comes next. Its option puts it in
 // the config's one slot (ctxAttrsOf); the bridge reads every feature of
 // the slot once per With context, and per entry for an entry's own
-// context, into the encoder's slot (attrEncoder.ctxAttrs), which both
-// ways write after the entry's own attributes: the general way in
-// Core.convert, the direct way in Core.appendDirect. A new feature of
-// this kind is its own file and its option, nothing else.
+// context, into the encoder's slot (zapfield.EntryState.Added), which
+// both ways write after the entry's own attributes: the general way in
+// Encoder.Attributes, the direct way in Encoder.AppendDirect. A new
+// feature of this kind is its own file and its option, nothing else.
 type ctxAttrs interface {
 	appendAttrs(dst []attribute.KeyValue, ctx context.Context) []attribute.KeyValue
 }
@@ -45,12 +47,12 @@ func (c *config) appendCtxAttrs(dst []attribute.KeyValue, ctx context.Context) [
 
 // addCtxAttrs fills e's slot from the entry's context: the entry's own,
 // read now, or With's, read once with the logger.
-func (c *Core) addCtxAttrs(e *attrEncoder, r *entryRead) {
+func (c *Core) addCtxAttrs(e *zapfield.Encoder, r *entryRead) {
 	switch {
 	case len(c.b.cfg.ctxAttrs) == 0:
 	case r.ctx == nil:
-		e.ctxAttrs = append(e.ctxAttrs, c.ctxAttrs...)
+		e.Entry.Added = append(e.Entry.Added, c.ctxAttrs...)
 	default:
-		e.ctxAttrs = c.b.cfg.appendCtxAttrs(e.ctxAttrs, r.ctx)
+		e.Entry.Added = c.b.cfg.appendCtxAttrs(e.Entry.Added, r.ctx)
 	}
 }

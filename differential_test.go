@@ -28,6 +28,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
 
 // The differential test: the same input goes through the OTel SDK's own
@@ -35,7 +38,7 @@ import (
 // receiver, and through ours (otlplog.NewLoggerProvider: otlpwire, pipeline,
 // transport) to another, and what the two receivers decode must be equal,
 // record by record, scope by scope, resource included. The input is both
-// what the bridge makes of zap entries (wire.go's direct and general ways against
+// what the bridge makes of zap entries (internal/zapfield's direct and general ways against
 // fillRecord) and records emitted straight to each provider's loggers
 // (logger.go's Emit against the SDK's).
 //
@@ -344,7 +347,7 @@ func diffBridgedScope(s *commonpb.InstrumentationScope) bool {
 // one function so that both sides have the same callers and stacks.
 func diffScript(l *zap.Logger, spans diffSpans) {
 	l.Info("every field kind", diffEveryField()...)
-	l.Info("values json prints badly", keptValueFields()...)
+	l.Info("values json prints badly", fieldtest.KeptValueFields()...)
 
 	// With chains, a namespace left open by With, repeated keys.
 	w := l.With(zap.String("w1", "a"), zap.Int("dup", 1)).
@@ -587,8 +590,8 @@ func diffDirect(p log.LoggerProvider, spans diffSpans) {
 		{err: errors.New("plain")},
 		{err: diffCodedErr{}},
 		{err: errors.New(""), attrs: []attribute.KeyValue{attribute.String("a", "b")}},
-		{err: errors.New("has message"), attrs: []attribute.KeyValue{attribute.String(keyExceptionMessage, "given")}},
-		{err: errors.New("has type"), attrs: []attribute.KeyValue{attribute.String(keyExceptionType, "given")}},
+		{err: errors.New("has message"), attrs: []attribute.KeyValue{attribute.String(zapfield.KeyExceptionMessage, "given")}},
+		{err: errors.New("has type"), attrs: []attribute.KeyValue{attribute.String(zapfield.KeyExceptionType, "given")}},
 		{err: diffFormatterErr{msg: "formatter"}},
 		{err: multierr.Combine(errors.New("m1"), errors.New("m2"))},
 		{err: errors.Join(errors.New("j1"), errors.New("j2"))},

@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
 
 // gotRecord is what a test reads back of a record, whichever path it took.
@@ -69,7 +71,7 @@ func bothPaths(t *testing.T) []bridgePath {
 }
 
 // anyText is an OTLP value as attribute.Value.String writes the same one.
-func anyText(v *commonpb.AnyValue) string { return anyAttr(v).String() }
+func anyText(v *commonpb.AnyValue) string { return fieldtest.AnyAttr(v).String() }
 
 // gotBodies lists the records' bodies.
 func gotBodies(rs []gotRecord) []string {

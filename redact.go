@@ -1,8 +1,6 @@
 package zaplens
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"sync/atomic"
 
@@ -19,44 +17,8 @@ import (
 // events) and what it makes into text before any key can be seen (the
 // JSON of values past the depth bound). The keys zap derives from a
 // field's key carry that field's text, and are redacted with it
-// (direct.RedactedKeys).
-
-// redactTree redacts, in place, the value of every matching key of a
-// tree json.Decoder made, at any depth.
-func redactTree(r *otlpwire.Redactor, v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, e := range v {
-			if r.Match(k) {
-				v[k] = otlpwire.Redacted
-			} else {
-				redactTree(r, e)
-			}
-		}
-	case []any:
-		for _, e := range v {
-			redactTree(r, e)
-		}
-	}
-}
-
-// redactJSON is the JSON text b with every matching key's value redacted,
-// at any depth; b itself without a redactor. Text that does not read back
-// (json.Marshal's never fails to) is redacted whole: nothing unread leaves.
-func redactJSON(r *otlpwire.Redactor, b []byte) []byte {
-	if r == nil {
-		return b
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var tree any
-	if dec.Decode(&tree) != nil {
-		return []byte(`"` + otlpwire.Redacted + `"`)
-	}
-	redactTree(r, tree)
-	out, _ := json.Marshal(tree) // a decoded tree marshals
-	return out
-}
+// (direct.RedactedKeys). The JSON text is redacted where it is made, in
+// internal/zapfield (its redact.go).
 
 // redactSource is the redactor of a bridge's provider: a zaplens
 // provider's (a direct.Provider), known when the core is built. A core built on otel's global

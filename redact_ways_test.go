@@ -19,6 +19,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/encoding/prototext"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // verboseError prints more with %+v than Error says, as errors with a
@@ -146,7 +148,7 @@ func TestRedactEveryWayOut(t *testing.T) {
 		leaks(t, "span event "+ev.Name, fmt.Sprint(ev.Attributes))
 	}
 	leaks(t, "span status", span.Status().Description)
-	if x := eventAttrs(evs[6]); evs[6].Name != "exception" || x[keyExceptionMessage] != "[redacted]" || x[keyExceptionType] == "" {
+	if x := eventAttrs(evs[6]); evs[6].Name != "exception" || x[zapfield.KeyExceptionMessage] != "[redacted]" || x[zapfield.KeyExceptionType] == "" {
 		t.Errorf("the exception event: %s %v", evs[6].Name, x)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // spanConfig is what WithSpanEvents and WithSpanStatus set.
@@ -43,7 +44,7 @@ func (s spanConfig) mark(ctx context.Context, ent zapcore.Entry) trace.Span {
 		return nil
 	}
 	if status {
-		span.SetStatus(codes.Error, validString(ent.Message))
+		span.SetStatus(codes.Error, otlpwire.ValidString(ent.Message))
 	}
 	if !event {
 		return nil
@@ -60,23 +61,23 @@ func (s spanConfig) mark(ctx context.Context, ent zapcore.Entry) trace.Span {
 // it would add is added with the record's exception attributes.
 func (s spanConfig) addEvent(span trace.Span, ent zapcore.Entry, err error, attrs []attribute.KeyValue, redact *otlpwire.Redactor) {
 	if err == nil {
-		span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(attrs...))
+		span.AddEvent(otlpwire.ValidString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(attrs...))
 		return
 	}
 	line := make([]attribute.KeyValue, 0, len(attrs))
 	var exception, stack []attribute.KeyValue
 	for _, kv := range attrs {
 		switch kv.Key {
-		case keyExceptionMessage, keyExceptionType:
+		case zapfield.KeyExceptionMessage, zapfield.KeyExceptionType:
 			exception = append(exception, kv)
-		case keyExceptionStack:
+		case zapfield.KeyExceptionStack:
 			stack = append(stack, kv)
 		default:
 			line = append(line, kv)
 		}
 	}
-	span.AddEvent(validString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(line...))
-	if redact.Match(keyExceptionMessage) || redact.Match(keyExceptionType) {
+	span.AddEvent(otlpwire.ValidString(ent.Message), trace.WithTimestamp(ent.Time), trace.WithAttributes(line...))
+	if redact.Match(zapfield.KeyExceptionMessage) || redact.Match(zapfield.KeyExceptionType) {
 		span.AddEvent(exceptionEvent, trace.WithTimestamp(ent.Time), trace.WithAttributes(append(exception, stack...)...))
 		return
 	}

@@ -13,6 +13,8 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/zapfield"
 )
 
 // recordedSpan runs log inside a real sdk/trace span and returns the span
@@ -70,7 +72,7 @@ func TestSpanEvents(t *testing.T) {
 				}
 			}
 			a := eventAttrs(evs[0])
-			for k, v := range map[string]string{"job": "train", "step": "12", "tenant": "acme", keyFunctionName: "github.com/zaplens/zaplens.TestSpanEvents.func1.1"} {
+			for k, v := range map[string]string{"job": "train", "step": "12", "tenant": "acme", zapfield.KeyFunctionName: "github.com/zaplens/zaplens.TestSpanEvents.func1.1"} {
 				if a[k] != v {
 					t.Errorf("event attribute %s = %q, want %q (all: %v)", k, a[k], v, a)
 				}
@@ -81,7 +83,7 @@ func TestSpanEvents(t *testing.T) {
 			if x := eventAttrs(evs[3]); x["exception.message"] != "boom" {
 				t.Errorf("RecordError's event: %v", x)
 			}
-			if got, ok := eventAttrs(evs[2])[keyExceptionMessage]; ok {
+			if got, ok := eventAttrs(evs[2])[zapfield.KeyExceptionMessage]; ok {
 				t.Errorf("the error entry's event repeats RecordError's exception: %q", got)
 			}
 			if st := span.Status(); st.Code != codes.Error || st.Description != "failed" {
@@ -176,7 +178,7 @@ func TestSpanEventsStack(t *testing.T) {
 	if line := eventAttrs(evs[0]); len(line) != 1 || line["n"] != "1" {
 		t.Errorf("the line's event has %v, want n alone", line)
 	}
-	if x := eventAttrs(evs[1]); x[keyExceptionStack] == "" || x[keyExceptionMessage] != "boom" {
+	if x := eventAttrs(evs[1]); x[zapfield.KeyExceptionStack] == "" || x[zapfield.KeyExceptionMessage] != "boom" {
 		t.Errorf("the exception event has %v, want the message and the stack", x)
 	}
 }

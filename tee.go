@@ -104,8 +104,8 @@ func (t *tee) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	r := readEntry(fields)
 	var buf []zapcore.Field
 	err := t.base.Write(ent, t.baseFields(&r, fields, &buf))
-	e := getEncoder()
-	defer putEncoder(e)
+	e := getEntry()
+	defer putEntry(e)
 	s, held := t.bridge.b.route(ent.Level, ent.LoggerName)
 	t.bridge.write(e, s, held, &r, &ent, fields)
 	return err
@@ -195,10 +195,10 @@ type teeWrite struct {
 	read      entryRead             // what the entry's fields say, read once at the top of Write
 	ce        *zapcore.CheckedEntry // set for DPanic and above: flushed after
 	fields    []zapcore.Field       // scratch for base's fields
-	enc       attrEncoder           // scratch for the bridge's attributes
+	entry     entryState            // scratch for the bridge's conversion
 }
 
-var writerPool = sync.Pool{New: func() any { return &teeWrite{enc: newAttrEncoder()} }}
+var writerPool = sync.Pool{New: func() any { return &teeWrite{entry: entryState{enc: zapfield.NewEncoder()}} }}
 
 // baseErrorOutput is where base's write errors go: zap's default error
 // output, since a core cannot see its logger's.
@@ -217,7 +217,7 @@ func (w *teeWrite) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 		writePlain(t.base, ent, t.baseFields(r, fields, &w.fields))
 	}
 	if w.scope.bridged {
-		t.bridge.write(&w.enc, w.scope, w.held, r, &ent, fields)
+		t.bridge.write(&w.entry, w.scope, w.held, r, &ent, fields)
 	}
 	if w.ce != nil {
 		t.bridge.b.flushTerminal(ent.Level, w.ce)
@@ -235,7 +235,7 @@ func (w *teeWrite) release() {
 	}
 	// The encoder is the bridge's alone: left as it was found when the
 	// bridge took no part.
-	if w.scope.bridged && !w.enc.release() {
+	if w.scope.bridged && !w.entry.release() {
 		return
 	}
 	w.tee, w.base, w.plainBase, w.scope, w.held, w.read, w.ce, w.fields = nil, nil, false, nil, false, entryRead{}, nil, w.fields[:0]

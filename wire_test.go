@@ -17,11 +17,13 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield"
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
 
 // wireHead is the entry's record but its fields, and its baggage in e, as
 // Core.write makes them, with the same functions.
-func wireHead(c *Core, e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Field) otlpwire.Record {
+func wireHead(c *Core, e *zapfield.Encoder, ent *zapcore.Entry, fields []zapcore.Field) otlpwire.Record {
 	r := readEntry(fields)
 	_, sc := c.entryContext(&r)
 	c.addCtxAttrs(e, &r)
@@ -33,35 +35,32 @@ func wireHead(c *Core, e *attrEncoder, ent *zapcore.Entry, fields []zapcore.Fiel
 // generalBytes is the record the general way writes for the entry: the
 // conversion to attributes, made unique, then AppendRecord.
 func generalBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := zapfield.GetEncoder()
+	defer zapfield.PutEncoder(e)
 	rec := wireHead(c, e, &ent, fields)
-	return otlpwire.AppendRecord(nil, &rec, c.convert(e, &ent, fields), lim)
+	return otlpwire.AppendRecord(nil, &rec, e.Attributes(&c.with, &ent, fields), lim)
 }
 
 // directBytes is the record the direct way writes, if it takes the entry.
+// (That it leaves its encoder clean is held in internal/zapfield's tests.)
 func directBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) ([]byte, bool) {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := zapfield.GetEncoder()
+	defer zapfield.PutEncoder(e)
 	rec := wireHead(c, e, &ent, fields)
-	b, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim)
-	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
-		panic("appendDirect left its scratch encoder dirty")
-	}
-	return b, ok
+	return e.AppendDirect(nil, &c.with, &rec, &ent, fields, lim)
 }
 
 // afterDirectBytes is the record the general way writes once the direct
 // way has given the entry up, reusing what the direct way converted, as
 // Core.write does; nil if the direct way took it.
 func afterDirectBytes(c *Core, ent zapcore.Entry, fields []zapcore.Field, lim otlpwire.Limits) []byte {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := zapfield.GetEncoder()
+	defer zapfield.PutEncoder(e)
 	rec := wireHead(c, e, &ent, fields)
-	if _, ok := c.appendDirect(nil, e, &rec, &ent, fields, lim); ok {
+	if _, ok := e.AppendDirect(nil, &c.with, &rec, &ent, fields, lim); ok {
 		return nil
 	}
-	return otlpwire.AppendRecord(nil, &rec, c.convert(e, &ent, fields), lim)
+	return otlpwire.AppendRecord(nil, &rec, e.Attributes(&c.with, &ent, fields), lim)
 }
 
 // wireCore is a bridge core on a zaplens provider whose export discards.
@@ -136,8 +135,8 @@ func TestDirectMatchesGeneral(t *testing.T) {
 			zap.Array("nested", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
 				return a.AppendArray(zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error { a.AppendInt(1); return nil }))
 			})), zap.Object("\xffbad", diffMessyObject{})}},
-		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})}},
-		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*panicTypeErr)(nil))}},
+		{"an ErrorType that panics, after an exception", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Error(&fieldtest.PanicTypeErr{Msg: "second"})}},
+		{"a nil error whose ErrorType panics", core, []zapcore.Field{zap.Error((*fieldtest.PanicTypeErr)(nil))}},
 		{"kinds written straight", core, []zapcore.Field{zap.Time("utc", diffEpoch.UTC()),
 			zap.Time("zone", diffEpoch.In(time.FixedZone("X", 5*3600+1800))), zap.Time("far", time.Date(3000, 1, 1, 0, 0, 0, 1, time.UTC)),
 			zap.Time("zero", time.Time{}), {Key: "local", Type: zapcore.TimeType, Integer: diffEpoch.UnixNano()},
@@ -158,7 +157,7 @@ func TestDirectMatchesGeneral(t *testing.T) {
 		{"zap.Error of a nil pointer", core, []zapcore.Field{zap.Error((*nilDerefErr)(nil))}},
 		{"zap.Error whose Error panics", core, []zapcore.Field{zap.Error(diffPanicErr{}), zap.Int("n", 1)}},
 		{"a nil zap.Error", core, []zapcore.Field{zap.Error(nil), zap.Int("n", 1)}},
-		{"values json prints badly", core, keptValueFields()},
+		{"values json prints badly", core, fieldtest.KeptValueFields()},
 		{"an event name", core, []zapcore.Field{EventName("train.step"), zap.Int("step", 1), zap.String(eventNameKey, "an attribute")}},
 		{"an event name from With, the entry's winning", core.With([]zapcore.Field{EventName("from.with"), zap.Int("a", 1)}).(*Core),
 			[]zapcore.Field{zap.Int("b", 2), EventName("bad\xffname"), EventName("last")}},
@@ -196,18 +195,18 @@ func TestDirectMatchesGeneral(t *testing.T) {
 	}{
 		{"repeated key", core, []zapcore.Field{zap.Int("a", 1), zap.String("a", "2")}},
 		{"repeated after UTF-8 repair", core, []zapcore.Field{zap.Int("a\xff", 1), zap.Int("a\xfe", 2)}},
-		{"a field named like the caller", core, []zapcore.Field{zap.String(keyFilePath, "mine")}},
+		{"a field named like the caller", core, []zapcore.Field{zap.String(zapfield.KeyFilePath, "mine")}},
 		{"an inline object", core, []zapcore.Field{zap.Inline(diffObject{name: "y"})}},
-		{"a field named like the exception", core, []zapcore.Field{zap.Error(errors.New("boom")), zap.String(keyExceptionMessage, "mine")}},
+		{"a field named like the exception", core, []zapcore.Field{zap.Error(errors.New("boom")), zap.String(zapfield.KeyExceptionMessage, "mine")}},
 		{"an error's causes under a key in use", core, []zapcore.Field{zap.Int("errorCauses", 1), zap.Error(multierr.Combine(errors.New("a"), errors.New("b")))}},
 		{"namespace", core, []zapcore.Field{zap.Namespace("ns"), zap.Int("a", 1)}},
 		{"two zap.Errors, then a repeated key", core, []zapcore.Field{zap.Error(errors.New("first")), zap.Int("n", 1),
 			zap.Error(errors.New("second")), zap.Int("n", 2)}},
 		{"an ErrorType that panics after an exception, then a namespace", core, []zapcore.Field{zap.Error(errors.New("first")),
-			zap.Error(&panicTypeErr{msg: "second"}), zap.Namespace("ns"), zap.Int("a", 1)}},
+			zap.Error(&fieldtest.PanicTypeErr{Msg: "second"}), zap.Namespace("ns"), zap.Int("a", 1)}},
 		{"a zap.Error after the direct way gave up, the last", core, []zapcore.Field{zap.Error(errors.New("first")),
 			zap.Int("a", 1), zap.Int("a", 2), zap.Error(errors.New("second"))}},
-		{"too many keys", core, manyFields(maxDirectKeys + 1)},
+		{"too many keys", core, manyFields(zapfield.MaxDirectKeys + 1)},
 		{"With a zap.Error", core.With([]zapcore.Field{zap.Error(errors.New("x"))}).(*Core), nil},
 		{"With a namespace", core.With([]zapcore.Field{zap.Namespace("ns")}).(*Core), nil},
 		{"With repeats a key", core.With([]zapcore.Field{zap.Int("a", 1)}).(*Core), []zapcore.Field{zap.Int("a", 2)}},
@@ -316,13 +315,6 @@ type nilDerefErr struct{ msg string }
 
 func (e *nilDerefErr) Error() string { return e.msg }
 
-// panicTypeErr's ErrorType panics, and its Error does too on a nil
-// pointer, as a method of a nil receiver would.
-type panicTypeErr struct{ msg string }
-
-func (e *panicTypeErr) Error() string   { return e.msg }
-func (*panicTypeErr) ErrorType() string { panic("type boom") }
-
 // countingError counts its calls, as countingStringer does.
 type countingError struct{ n *int }
 
@@ -344,8 +336,8 @@ func TestDirectRunsUserCodeOnce(t *testing.T) {
 		{"a repeated key", []zapcore.Field{zap.Int("a", 1), zap.Int("a", 2)}},
 		{"a namespace", []zapcore.Field{zap.Namespace("ns"), zap.Int("b", 1)}},
 		{"an inline object", []zapcore.Field{zap.Inline(diffObject{name: "i"})}},
-		{"the exception's key", []zapcore.Field{zap.String(keyExceptionType, "mine")}},
-		{"too many keys", manyFields(maxDirectKeys + 1)},
+		{"the exception's key", []zapcore.Field{zap.String(zapfield.KeyExceptionType, "mine")}},
+		{"too many keys", manyFields(zapfield.MaxDirectKeys + 1)},
 		{"a record too large, cut", []zapcore.Field{zap.String("big", strings.Repeat("x", 100<<10))}},
 	} {
 		var obj, str, errs int
@@ -501,49 +493,12 @@ func fuzzFields(data []byte, ctx context.Context) []zapcore.Field {
 		case 17:
 			fields = append(fields, zap.Namespace(key))
 		case 18:
-			fields = append(fields, zap.Error(&panicTypeErr{msg: str()}))
+			fields = append(fields, zap.Error(&fieldtest.PanicTypeErr{Msg: str()}))
 		case 19:
 			fields = append(fields, EventName(str()))
 		}
 	}
 	return fields
-}
-
-// An ErrorType that panics leaves the exception as it was (here, the
-// first zap.Error's) and says so under errorError, as zap says it for a
-// panicking Error.
-func TestPanickingErrorTypeKeepsException(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
-	e.addFields([]zapcore.Field{zap.Error(errors.New("first")), zap.Error(&panicTypeErr{msg: "second"})})
-	got := map[string]string{}
-	for _, kv := range e.result() {
-		got[string(kv.Key)] = kv.Value.String()
-	}
-	if got[keyExceptionMessage] != "first" || got["errorError"] != "PANIC=type boom" || !e.hasErr {
-		t.Errorf("attributes %v", got)
-	}
-}
-
-// An entry of a thousand zap.Errors, which the direct way takes (the last
-// one wins), leaves no room in the pooled encoder the size of its memo.
-func TestDirectKeepsNoHugeMemo(t *testing.T) {
-	cleanEnv(t)
-	core, lim := wireCore(t)
-	fields := make([]zapcore.Field, 1000)
-	for i := range fields {
-		fields[i] = zap.Error(errors.New("e"))
-	}
-	e := getEncoder()
-	defer putEncoder(e)
-	var rec otlpwire.Record
-	if _, ok := core.appendDirect(nil, e, &rec, &zapcore.Entry{}, fields, lim); !ok {
-		t.Fatal("the direct way did not take it")
-	}
-	e.direct.forget()
-	if c, k := cap(e.direct.conv), cap(e.direct.converted); c > maxPooledAttrs || k > maxPooledAttrs {
-		t.Errorf("kept room for %d attributes and %d conversions", c, k)
-	}
 }
 
 // diffMessyObject repeats a key, writes its keys out of order and opens a

@@ -1,4 +1,4 @@
-package zaplens
+package zapfield
 
 import (
 	"cmp"

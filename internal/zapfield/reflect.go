@@ -1,4 +1,4 @@
-package zaplens
+package zapfield
 
 import (
 	"bytes"
@@ -108,7 +108,7 @@ func (r *reflector) value(v reflect.Value, depth int) (attribute.Value, bool) {
 		if t == jsonNumberType {
 			return numberValue(json.Number(v.String())), true
 		}
-		return stringValue(v.String()), true
+		return StringValue(v.String()), true
 	case reflect.Slice:
 		if v.IsNil() {
 			return attribute.Value{}, true
@@ -138,7 +138,7 @@ func (r *reflector) pointer(v reflect.Value, depth int) (attribute.Value, bool) 
 		return attribute.Value{}, true
 	}
 	if m := methodsOf(v.Type()); m&isError != 0 && m&(hasJSON|hasText) == 0 && v.CanInterface() {
-		return stringValue(v.Interface().(error).Error()), true // most errors are pointers
+		return StringValue(v.Interface().(error).Error()), true // most errors are pointers
 	}
 	if !r.enter(v) {
 		return r.cycle(v)
@@ -214,7 +214,7 @@ func (r *reflector) byMethod(v reflect.Value, m methods, depth int) (val attribu
 	case m&addrText != 0 && addr:
 		val, ok = r.text(v.Addr().Interface().(encoding.TextMarshaler))
 	case m&isError != 0:
-		val, ok = stringValue(v.Interface().(error).Error()), true
+		val, ok = StringValue(v.Interface().(error).Error()), true
 	default:
 		return attribute.Value{}, false, false
 	}
@@ -245,7 +245,7 @@ func (r *reflector) text(m encoding.TextMarshaler) (attribute.Value, bool) {
 	if err != nil {
 		return r.leaveOut(fmt.Errorf("json: error calling MarshalText for type %T: %w", m, err))
 	}
-	return stringValue(string(b)), true
+	return StringValue(string(b)), true
 }
 
 // deepText is a value past maxReflectDepth: its JSON text, as OpenTelemetry
@@ -356,9 +356,9 @@ func quotedValue(v reflect.Value) attribute.Value {
 	}
 	b, err := json.Marshal(v.Interface())
 	if err != nil {
-		return stringValue(fmt.Sprint(v.Interface()))
+		return StringValue(fmt.Sprint(v.Interface()))
 	}
-	return stringValue(string(b))
+	return StringValue(string(b))
 }
 
 // jsonValue converts what json.Decoder gives (with UseNumber) to a value.
@@ -406,7 +406,7 @@ func numberValue(n json.Number) attribute.Value {
 	if f, err := n.Float64(); err == nil && !math.IsInf(f, 0) {
 		return attribute.Float64Value(f)
 	}
-	return stringValue(string(n))
+	return StringValue(string(n))
 }
 
 // validValue is an attribute.Value given whole, its strings and keys made
@@ -415,7 +415,7 @@ func numberValue(n json.Number) attribute.Value {
 func validValue(v attribute.Value) attribute.Value {
 	switch v.Type() {
 	case attribute.STRING:
-		return stringValue(v.AsString())
+		return StringValue(v.AsString())
 	case attribute.STRINGSLICE:
 		ss := v.AsStringSlice()
 		for i, s := range ss {

@@ -1,74 +1,25 @@
-package zaplens
+package zapfield
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"math"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
-
-// keptErr is a typed error with exported fields, which json would print
-// as them and not as its message.
-type keptErr struct{ Code int }
-
-func (e *keptErr) Error() string { return fmt.Sprintf("code %d", e.Code) }
-
-// failJSON's MarshalJSON fails: the one element json cannot write.
-type failJSON struct{}
-
-func (failJSON) MarshalJSON() ([]byte, error) { return nil, errors.New("no json") }
-
-type withErr struct {
-	Err   error
-	Typed *keptErr `json:"typed"`
-	N     int
-}
-
-// keptValueFields are reflected values that hold what json prints badly or
-// refuses: errors, complex numbers, NaN and infinities, channels, funcs,
-// struct map keys, attribute.Values, one element that fails, a cycle.
-func keptValueFields() []zap.Field {
-	boom := errors.New("boom")
-	cyc := &cyclic{Name: "loop"}
-	cyc.Next = cyc
-	branching := make([]any, 2) // holds itself twice: 2^n steps to n levels
-	branching[0], branching[1] = branching, branching
-	return []zap.Field{
-		zap.Any("errs", []any{boom, 1}),
-		zap.Reflect("err", boom),
-		zap.Any("errmap", map[string]error{"e": boom, "nil": nil}),
-		zap.Any("errstruct", withErr{Err: boom, Typed: &keptErr{Code: 7}, N: 1}),
-		zap.Any("patherr", []any{&fs.PathError{Op: "open", Path: "/x", Err: fs.ErrNotExist}}),
-		zap.Any("complex", []any{1, complex(1, 2), "kept"}),
-		zap.Any("nan", []any{1.5, math.NaN(), "kept"}),
-		zap.Any("inf", map[string]any{"inf": math.Inf(1), "ch": make(chan int), "f": func() {}, "n": 1}),
-		zap.Any("structkeys", map[point]string{{1, 2}: "a"}),
-		zap.Reflect("attr", attribute.StringSliceValue([]string{"foo", "bar"})),
-		zap.Any("attr.any", attribute.StringSliceValue([]string{"foo", "bar"})),
-		zap.Any("attr.inside", map[string]any{"v": attribute.IntValue(3), "bad\xff": attribute.StringValue("x\xff")}),
-		zap.Any("onefails", []any{1, failJSON{}, "kept"}),
-		zap.Reflect("topfails", failJSON{}),
-		zap.Reflect("cycle", cyc),
-		zap.Reflect("branching", branching),
-		zap.Int("after", 1),
-	}
-}
 
 // Errors inside a value become their message; what json cannot write is
 // written as well as it can be, the rest of the value kept, and
 // "<key>Error" tells only of what was left out.
 func TestReflectedValuesKeepWhatJSONLoses(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
-	for _, f := range keptValueFields() {
+	e := GetEncoder()
+	defer PutEncoder(e)
+	for _, f := range fieldtest.KeptValueFields() {
 		addOne(e, f)
 	}
 	got := map[string]attribute.Value{}

@@ -1,4 +1,4 @@
-package zaplens
+package zapfield
 
 import (
 	"context"
@@ -10,38 +10,20 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
-
-type point struct{ X, Y int }
-
-func (p point) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	enc.AddInt("x", p.X)
-	enc.AddInt("y", p.Y)
-	return nil
-}
-
-type stringer string
-
-func (s stringer) String() string { return string(s) }
-
-type cyclic struct {
-	Name string
-	Next *cyclic
-}
 
 // Every zap field type, and what it becomes: the README's mapping table.
 func TestFieldConversion(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.FixedZone("X", 3600))
 	var nilIface error
 	var nilPtr *point
-	wc, lim := wireCore(t)
 	for _, tc := range []struct {
 		field zap.Field
 		want  string // attribute.Value.String() of the attribute under the field's key
@@ -89,14 +71,14 @@ func TestFieldConversion(t *testing.T) {
 		{zap.NamedError("k", errors.New("e")), "e", attribute.STRING},
 	} {
 		t.Run(tc.field.Key+"/"+tc.want, func(t *testing.T) {
-			e := getEncoder()
-			defer putEncoder(e)
+			e := GetEncoder()
+			defer PutEncoder(e)
 			addOne(e, tc.field)
 			kvs := e.result()
 			// The direct way, held to the same table: both ways read
 			// the field with the same walk, which a comparison of the
 			// two ways alone would not fault.
-			if got, ok := directValue(t, wc, lim, tc.field); tc.typ != attribute.EMPTY && (!ok || got.String() != tc.want || got.Type() != tc.typ) {
+			if got, ok := directValue(t, tc.field); tc.typ != attribute.EMPTY && (!ok || got.String() != tc.want || got.Type() != tc.typ) {
 				t.Errorf("direct way: %v: %s %q (written: %v), want %s %q", tc.field.Type, got.Type(), got.String(), ok, tc.typ, tc.want)
 			}
 			if tc.typ == attribute.EMPTY && len(kvs) == 0 {
@@ -113,10 +95,10 @@ func TestFieldConversion(t *testing.T) {
 }
 
 func TestReflectLimits(t *testing.T) {
-	loop := &cyclic{Name: "loop"}
+	loop := &fieldtest.Cyclic{Name: "loop"}
 	loop.Next = loop
-	e := getEncoder()
-	defer putEncoder(e)
+	e := GetEncoder()
+	defer PutEncoder(e)
 	addOne(e, zap.Reflect("cyc", loop))
 	var deep any = "leaf"
 	for range 100 {
@@ -140,9 +122,9 @@ func TestReflectLimits(t *testing.T) {
 }
 
 func TestInlineAndSkip(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
-	e.addFields([]zap.Field{zap.Inline(point{5, 6}), zap.Skip(), Context(context.Background())})
+	e := GetEncoder()
+	defer PutEncoder(e)
+	e.addFields([]zap.Field{zap.Inline(point{5, 6}), zap.Skip(), {Key: "zaplens.context", Type: zapcore.SkipType, Interface: context.Background()}})
 	if got := attribute.MapValue(e.result()...).String(); got != `{"x":5,"y":6}` {
 		t.Errorf("inline gave %s", got)
 	}
@@ -185,18 +167,78 @@ func (everyType) MarshalLogArray(enc zapcore.ArrayEncoder) error {
 }
 
 func TestArrayOfEveryType(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := GetEncoder()
+	defer PutEncoder(e)
 	addOne(e, zap.Array("k", everyType{}))
 	want := `[true,"bs","(1+2i)","(3+4i)",1.5,0.1,-1,-64,-32,-16,-8,"s",1,"18446744073709551615",32,16,8,7,1000000000,"2026-01-02T03:04:05Z",[1],{"x":1,"y":2},{"r":1}]`
 	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	e2 := getEncoder()
-	defer putEncoder(e2)
+	e2 := GetEncoder()
+	defer PutEncoder(e2)
 	e2.addFields([]zap.Field{zap.Int32("i32", -32), zap.Int16("i16", -16), zap.Int8("i8", -8), zap.Uint("u", 1)})
 	if got := attribute.MapValue(e2.result()...).String(); got != `{"i16":-16,"i32":-32,"i8":-8,"u":1}` {
 		t.Errorf("small ints: %s", got)
+	}
+}
+
+// everyKey adds one value of each kind an ObjectEncoder takes, each at
+// the edge of its width, so that a method that cuts or widens a value
+// wrongly shows.
+type everyKey struct{}
+
+func (everyKey) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	enc.AddBinary("bin", []byte{0, 1, 2})
+	enc.AddByteString("bs", []byte("bs"))
+	enc.AddBool("b", true)
+	enc.AddComplex128("c128", complex(1, -2))
+	enc.AddComplex64("c64", complex(0.5, 1))
+	enc.AddDuration("d", -1500*time.Millisecond)
+	enc.AddFloat64("f64", 0.41)
+	enc.AddFloat32("f32", 0.1)
+	enc.AddInt("i", math.MinInt32)
+	enc.AddInt64("i64", math.MinInt64)
+	enc.AddInt32("i32", math.MinInt32)
+	enc.AddInt16("i16", math.MinInt16)
+	enc.AddInt8("i8", math.MinInt8)
+	enc.AddString("s", "s")
+	enc.AddTime("t", time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC))
+	enc.AddUint("u", math.MaxUint32)
+	enc.AddUint64("u64", math.MaxUint64)
+	enc.AddUint32("u32", math.MaxUint32)
+	enc.AddUint16("u16", math.MaxUint16)
+	enc.AddUint8("u8", math.MaxUint8)
+	enc.AddUintptr("p", 0xdead)
+	if err := enc.AddArray("a", zapcore.ArrayMarshalerFunc(func(a zapcore.ArrayEncoder) error {
+		a.AppendInt32(math.MaxInt32)
+		return nil
+	})); err != nil {
+		return err
+	}
+	if err := enc.AddObject("o", point{1, 2}); err != nil {
+		return err
+	}
+	if err := enc.AddReflected("r", map[string]int{"r": 1}); err != nil {
+		return err
+	}
+	enc.OpenNamespace("ns")
+	enc.AddInt16("in", math.MaxInt16)
+	return nil
+}
+
+// An object marshaler's values, each through its own ObjectEncoder
+// method: the fields' walk reads none of them, so TestFieldConversion
+// holds none of these methods.
+func TestObjectOfEveryType(t *testing.T) {
+	e := GetEncoder()
+	defer PutEncoder(e)
+	addOne(e, zap.Object("k", everyKey{}))
+	want := `{"a":[2147483647],"b":true,"bin":"AAEC","bs":"bs","c128":"(1-2i)","c64":"(0.5+1i)","d":-1500000000,` +
+		`"f32":0.1,"f64":0.41,"i":-2147483648,"i16":-32768,"i32":-2147483648,"i64":-9223372036854775808,"i8":-128,` +
+		`"ns":{"in":32767},"o":{"x":1,"y":2},"p":57005,"r":{"r":1},"s":"s","t":"2026-01-02T03:04:05.000000006Z",` +
+		`"u":4294967295,"u16":65535,"u32":4294967295,"u64":"18446744073709551615","u8":255}`
+	if got := attribute.MapValue(e.result()...).AsMap()[0].Value.String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
 
@@ -220,8 +262,8 @@ func (n nested) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 // Objects and arrays from marshalers keep their structure to
 // maxValueDepth, then the rest as its JSON text: nothing is cut silently.
 func TestDeepMarshalersKeptAsJSON(t *testing.T) {
-	e := getEncoder()
-	defer putEncoder(e)
+	e := GetEncoder()
+	defer PutEncoder(e)
 	addOne(e, zap.Object("deep", nested(101)))
 	v := e.result()[0].Value
 	depth := 0
@@ -250,12 +292,27 @@ func TestDeepMarshalersKeptAsJSON(t *testing.T) {
 }
 
 // addOne adds f to e, as addFields adds each field.
-func addOne(e *attrEncoder, f zapcore.Field) { e.addFields([]zapcore.Field{f}) }
+func addOne(e *Encoder, f zapcore.Field) { e.addFields([]zapcore.Field{f}) }
+
+// directBytes is the record the direct way writes for fields alone, with
+// no With, under the SDK's default limits, if it takes them. It holds the
+// direct way to leaving its encoder as clean as it found it but for what
+// it converted: a general way after it must start from nothing else.
+func directBytes(fields []zapcore.Field) ([]byte, bool) {
+	e := GetEncoder()
+	defer PutEncoder(e)
+	var rec otlpwire.Record
+	b, ok := e.AppendDirect(nil, &With{}, &rec, &zapcore.Entry{Message: "m"}, fields, otlpwire.DefaultLimits)
+	if len(e.kvs)+len(e.top)+len(e.frames) > 0 || e.hasErr {
+		panic("AppendDirect left its scratch encoder dirty")
+	}
+	return b, ok
+}
 
 // directValue is the value the direct way writes for f alone under "k",
 // decoded; false when it does not write the entry, or writes no "k".
-func directValue(t *testing.T, c *Core, lim otlpwire.Limits, f zapcore.Field) (attribute.Value, bool) {
-	b, ok := directBytes(c, zapcore.Entry{Message: "m"}, []zapcore.Field{f}, lim)
+func directValue(t *testing.T, f zapcore.Field) (attribute.Value, bool) {
+	b, ok := directBytes([]zapcore.Field{f})
 	if !ok {
 		return attribute.Value{}, false
 	}
@@ -265,39 +322,10 @@ func directValue(t *testing.T, c *Core, lim otlpwire.Limits, f zapcore.Field) (a
 	}
 	for _, kv := range rec.GetAttributes() {
 		if kv.GetKey() == "k" {
-			return anyAttr(kv.GetValue()), true
+			return fieldtest.AnyAttr(kv.GetValue()), true
 		}
 	}
 	return attribute.Value{}, false
-}
-
-// anyAttr is the attribute.Value an OTLP value encodes.
-func anyAttr(v *commonpb.AnyValue) attribute.Value {
-	switch x := v.GetValue().(type) {
-	case *commonpb.AnyValue_StringValue:
-		return attribute.StringValue(x.StringValue)
-	case *commonpb.AnyValue_IntValue:
-		return attribute.Int64Value(x.IntValue)
-	case *commonpb.AnyValue_BoolValue:
-		return attribute.BoolValue(x.BoolValue)
-	case *commonpb.AnyValue_DoubleValue:
-		return attribute.Float64Value(x.DoubleValue)
-	case *commonpb.AnyValue_BytesValue:
-		return attribute.ByteSliceValue(x.BytesValue)
-	case *commonpb.AnyValue_ArrayValue:
-		var vals []attribute.Value
-		for _, e := range x.ArrayValue.GetValues() {
-			vals = append(vals, anyAttr(e))
-		}
-		return attribute.SliceValue(vals...)
-	case *commonpb.AnyValue_KvlistValue:
-		var kvs []attribute.KeyValue
-		for _, kv := range x.KvlistValue.GetValues() {
-			kvs = append(kvs, attribute.KeyValue{Key: attribute.Key(kv.GetKey()), Value: anyAttr(kv.GetValue())})
-		}
-		return attribute.MapValue(kvs...)
-	}
-	return attribute.Value{}
 }
 
 // An ErrorType field made by hand with no error in it is told, as any
@@ -305,15 +333,14 @@ func anyAttr(v *commonpb.AnyValue) attribute.Value {
 // on both ways; it was dropped silently before.
 func TestHandMadeErrorFieldWithNoError(t *testing.T) {
 	f := zapcore.Field{Key: "k", Type: zapcore.ErrorType, Interface: "not an error"}
-	e := getEncoder()
-	defer putEncoder(e)
+	e := GetEncoder()
+	defer PutEncoder(e)
 	addOne(e, f)
 	kvs := e.result()
 	if len(kvs) != 1 || kvs[0].Key != "kError" || !strings.HasPrefix(kvs[0].Value.AsString(), "PANIC=interface conversion") {
 		t.Fatalf("general way gave %v, want kError: PANIC=interface conversion...", kvs)
 	}
-	wc, lim := wireCore(t)
-	b, ok := directBytes(wc, zapcore.Entry{Message: "m"}, []zapcore.Field{f}, lim)
+	b, ok := directBytes([]zapcore.Field{f})
 	if !ok {
 		t.Fatal("the direct way did not take it") // its Marshaled leaf converts it, as the general way does
 	}
@@ -324,5 +351,40 @@ func TestHandMadeErrorFieldWithNoError(t *testing.T) {
 	attrs := rec.GetAttributes()
 	if len(attrs) != 1 || attrs[0].GetKey() != "kError" || attrs[0].GetValue().GetStringValue() != kvs[0].Value.AsString() {
 		t.Fatalf("direct way gave %v, want %v", attrs, kvs)
+	}
+}
+
+// An ErrorType that panics leaves the exception as it was (here, the
+// first zap.Error's) and says so under errorError, as zap says it for a
+// panicking Error.
+func TestPanickingErrorTypeKeepsException(t *testing.T) {
+	e := GetEncoder()
+	defer PutEncoder(e)
+	e.addFields([]zapcore.Field{zap.Error(errors.New("first")), zap.Error(&fieldtest.PanicTypeErr{Msg: "second"})})
+	got := map[string]string{}
+	for _, kv := range e.result() {
+		got[string(kv.Key)] = kv.Value.String()
+	}
+	if got[KeyExceptionMessage] != "first" || got["errorError"] != "PANIC=type boom" || !e.hasErr {
+		t.Errorf("attributes %v", got)
+	}
+}
+
+// An entry of a thousand zap.Errors, which the direct way takes (the last
+// one wins), leaves no room in the pooled encoder the size of its memo.
+func TestDirectKeepsNoHugeMemo(t *testing.T) {
+	fields := make([]zapcore.Field, 1000)
+	for i := range fields {
+		fields[i] = zap.Error(errors.New("e"))
+	}
+	e := GetEncoder()
+	defer PutEncoder(e)
+	var rec otlpwire.Record
+	if _, ok := e.AppendDirect(nil, &With{}, &rec, &zapcore.Entry{}, fields, otlpwire.DefaultLimits); !ok {
+		t.Fatal("the direct way did not take it")
+	}
+	e.direct.forget()
+	if c, k := cap(e.direct.conv), cap(e.direct.converted); c > maxPooledAttrs || k > maxPooledAttrs {
+		t.Errorf("kept room for %d attributes and %d conversions", c, k)
 	}
 }
