@@ -1,21 +1,29 @@
-// Package declarative is the part of an OpenTelemetry declarative
-// configuration file (OTEL_CONFIG_FILE) that zaplens's pipeline reads, in
-// plain Go types, and the hook through which a parser of the file is
-// registered.
+// Package declarative is the hook through which a reader of an
+// OpenTelemetry declarative configuration file (OTEL_CONFIG_FILE) is
+// registered, the Settings it hands zaplens's pipeline, and the part of
+// the file the reader reads, in plain Go types.
 //
-// The pipeline (otlplog) reads a Config and nothing else; the parser,
-// which needs otelconf and so links the SDK's trace and metric exporters,
-// lives in otlplog/configfile and registers itself when a program imports
-// it. A program that does not import it pays nothing for the file.
+// The pipeline (otlplog) takes Settings, values resolved and checked, and
+// nothing else: the reader, which parses the file with otelconf (and so
+// links the SDK's trace and metric exporters) and turns what it says into
+// settings, lives in otlplog/configfile and registers itself when a
+// program imports it. A program that does not import it pays for neither.
 //
-// The types mirror the configuration schema's, field for field, keeping
-// "absent" (nil) apart from "zero", so that the pipeline checks and
-// applies the file exactly as it read otelconf's types.
+// Config and the types under it mirror the configuration schema's, field
+// for field, keeping "absent" (nil) apart from "zero"; only the reader
+// uses them.
 package declarative
 
-import "sync/atomic"
+import (
+	"context"
+	"crypto/tls"
+	"sync/atomic"
+	"time"
 
-// Config is what a configuration file says of the logs.
+	"go.opentelemetry.io/otel/sdk/resource"
+)
+
+// Config is what a configuration file says of the logs, as read.
 type Config struct {
 	Disabled        bool            // disabled: true
 	AttributeLimits *Limits         // attribute_limits, the general ones
@@ -98,26 +106,75 @@ type Attribute struct {
 	Value any
 }
 
-// A Parser reads a configuration file's bytes, substituting its ${VAR}
-// references, into the Config.
-type Parser func(file []byte) (*Config, error)
+// Settings are what a configuration file sets of the pipeline, each value
+// resolved and checked as far as it can be without the options: the
+// pipeline gives a setting no option set the file's value (a Value), and
+// tells the error of a value only then, as an option replaces it unread.
+// The errors that do not depend on an option (Exporter.Refused,
+// ResourceErr) are told whatever the options say. Errors name the file's
+// key, not the file, which the pipeline adds.
+type Settings struct {
+	Disabled bool // disabled: true, or no logger_provider: nothing more is set
 
-var parser atomic.Pointer[Parser]
+	// logger_provider.processors[0].batch
+	QueueSize, BatchSize         Value[int]
+	ScheduleDelay, ExportTimeout Value[time.Duration]
+	Exporter                     ExporterSettings
 
-// Register makes p the parser of configuration files, replacing any
-// before it; nil unregisters it. otlplog/configfile calls it from init.
-func Register(p Parser) {
-	if p == nil {
-		parser.Store(nil)
-		return
-	}
-	parser.Store(&p)
+	// logger_provider.limits, else attribute_limits
+	AttributeCount, AttributeValueLength Value[int]
+
+	// The resource section, built as otelconf builds it, and why it could
+	// not be.
+	Resource    *resource.Resource
+	ResourceErr error
 }
 
-// Registered returns the parser registered, nil if none is.
-func Registered() Parser {
-	if p := parser.Load(); p != nil {
-		return *p
+// ExporterSettings are what the file sets of the batch processor's
+// exporter.
+type ExporterSettings struct {
+	// Refused says why the file gives no exporter zaplens runs, or more
+	// than one.
+	Refused error
+	// Name is "otlp" or "console", at the exporter's key; its Err refuses
+	// the exporter's kind (OTLP/HTTP with JSON). An option that chose the
+	// exporter leaves the file's unread: the rest too.
+	Name                            Value[string]
+	Protocol, Endpoint, Compression Value[string]
+	Timeout                         Value[time.Duration]
+	Headers                         Value[map[string]string]
+	TLS                             Value[*tls.Config]
+}
+
+// Value is a value the file gives a setting, at its key, or the error
+// that refuses it.
+type Value[T any] struct {
+	At  string // its key, for messages; "": the file does not give it
+	V   T
+	Err error // why V cannot be used, naming At
+}
+
+// A Loader reads a configuration file's bytes, substituting its ${VAR}
+// references, into the Settings. Its error (a file that does not parse, a
+// processor zaplens does not run) is told whatever the options say.
+type Loader func(ctx context.Context, file []byte) (*Settings, error)
+
+var loader atomic.Pointer[Loader]
+
+// Register makes l the reader of configuration files, replacing any
+// before it; nil unregisters it. otlplog/configfile calls it from init.
+func Register(l Loader) {
+	if l == nil {
+		loader.Store(nil)
+		return
+	}
+	loader.Store(&l)
+}
+
+// Registered returns the reader registered, nil if none is.
+func Registered() Loader {
+	if l := loader.Load(); l != nil {
+		return *l
 	}
 	return nil
 }
