@@ -259,8 +259,9 @@ func TestConfigFileWithoutParser(t *testing.T) {
 	}
 }
 
-// The pipeline itself links no parser of the file: otelconf, and the
-// trace and metric exporters it brings, come with otlplog/configfile only.
+// The pipeline itself links no reader of the file: otelconf, the trace
+// and metric exporters it brings, and the checking of what the file says,
+// come with otlplog/configfile only.
 func TestPipelineLinksNoConfigParser(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
