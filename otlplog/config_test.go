@@ -2,6 +2,9 @@ package otlplog
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -275,5 +278,45 @@ func TestPipelineLinksNoConfigParser(t *testing.T) {
 		if strings.HasPrefix(dep, "go.opentelemetry.io/contrib/otelconf") || strings.HasPrefix(dep, configFileImport) {
 			t.Errorf("otlplog imports %s", strings.TrimSpace(dep))
 		}
+	}
+}
+
+// The file's errors are told in the file's order, the first only but for
+// the batch's two durations; an option leaves its setting's value unread,
+// its error too, and an option that chose the exporter all of the
+// exporter's; the errors of no setting (an exporter zaplens does not run,
+// the resource) are told whatever the options.
+func TestApplyFileOrder(t *testing.T) {
+	bad := func(at string) declarative.Value[time.Duration] {
+		return declarative.Value[time.Duration]{At: at, Err: errors.New(at)}
+	}
+	badName := declarative.Value[string]{At: "name", Err: errors.New("name")}
+	badTLS := declarative.Value[*tls.Config]{At: "tls", Err: errors.New("tls")}
+	for _, tc := range []struct {
+		name string
+		f    declarative.Settings
+		opts []Option
+		want string
+	}{
+		{"durations, both", declarative.Settings{ScheduleDelay: bad("delay"), ExportTimeout: bad("timeout"),
+			Exporter: declarative.ExporterSettings{Refused: errors.New("refused")}}, nil, "delay\ntimeout"},
+		{"a duration an option set", declarative.Settings{ScheduleDelay: bad("delay"), ExportTimeout: bad("timeout")},
+			[]Option{WithExportTimeout(time.Second)}, "delay"},
+		{"refused exporter, over an option", declarative.Settings{Exporter: declarative.ExporterSettings{Refused: errors.New("refused")},
+			ResourceErr: errors.New("resource")}, []Option{WithExporterName("console")}, "refused"},
+		{"the exporter's first", declarative.Settings{Exporter: declarative.ExporterSettings{Name: badName, Timeout: bad("otlp timeout"), TLS: badTLS},
+			ResourceErr: errors.New("resource")}, nil, "name"},
+		{"the exporter's, one an option set", declarative.Settings{Exporter: declarative.ExporterSettings{Timeout: bad("otlp timeout"), TLS: badTLS}},
+			[]Option{WithOTLPTimeout(time.Second)}, "tls"},
+		{"the exporter's, the exporter an option's", declarative.Settings{Exporter: declarative.ExporterSettings{Name: badName, TLS: badTLS},
+			ResourceErr: errors.New("resource")}, []Option{WithExporterName("otlp")}, "resource"},
+		{"disabled", declarative.Settings{Disabled: true, ScheduleDelay: bad("delay"), ResourceErr: errors.New("resource")}, nil, "<nil>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newProviderConfig(tc.opts)
+			if got := fmt.Sprint(c.applyFile(&tc.f)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
