@@ -2,6 +2,9 @@ package otlplog
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -231,38 +234,6 @@ func TestConfigFileNoopAndConsole(t *testing.T) {
 	}
 }
 
-// The file's arrays become arrays of the type the attribute names, strings
-// when it names none; an element of another type, or a type that is not
-// an array's, fails with the type.
-func TestFileAttributeArrays(t *testing.T) {
-	typed := func(name string, typ string, vs ...any) declarative.Attribute {
-		return declarative.Attribute{Name: name, Value: vs, Type: typ}
-	}
-	for _, tc := range []struct {
-		a    declarative.Attribute
-		want string // the attribute's type and value, or the error
-	}{
-		{typed("b", "bool_array", true, false), "BOOLSLICE [true,false]"},
-		{typed("i", "int_array", 1, 2), "INT64SLICE [1,2]"},
-		{typed("d", "double_array", 1.5), "FLOAT64SLICE [1.5]"},
-		{typed("s", "string_array", "x", "y"), `STRINGSLICE ["x","y"]`},
-		{typed("e", "int_array"), "INT64SLICE []"},
-		{declarative.Attribute{Name: "u", Value: []any{"x"}}, `STRINGSLICE ["x"]`},
-		{typed("m", "int_array", 1, "x"), "an element is not of type int_array"},
-		{typed("m", "string_array", "x", 1), "an element is not of type string_array"},
-		{typed("n", "bool", true), "an array of type bool"},
-	} {
-		kv, err := fileAttribute(tc.a)
-		got := kv.Value.Type().String() + " " + kv.Value.String()
-		if err != nil {
-			got = err.Error()
-		}
-		if got != tc.want || err == nil && string(kv.Key) != tc.a.Name {
-			t.Errorf("%s %v: got %s %s, want %s", tc.a.Name, tc.a.Value, kv.Key, got, tc.want)
-		}
-	}
-}
-
 // Without otlplog/configfile linked in, a set OTEL_CONFIG_FILE is an error
 // naming the import, and the provider sends nothing: the variables the
 // file replaces are no fallback, the user asked for the file.
@@ -291,8 +262,9 @@ func TestConfigFileWithoutParser(t *testing.T) {
 	}
 }
 
-// The pipeline itself links no parser of the file: otelconf, and the
-// trace and metric exporters it brings, come with otlplog/configfile only.
+// The pipeline itself links no reader of the file: otelconf, the trace
+// and metric exporters it brings, and the checking of what the file says,
+// come with otlplog/configfile only.
 func TestPipelineLinksNoConfigParser(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -306,5 +278,45 @@ func TestPipelineLinksNoConfigParser(t *testing.T) {
 		if strings.HasPrefix(dep, "go.opentelemetry.io/contrib/otelconf") || strings.HasPrefix(dep, configFileImport) {
 			t.Errorf("otlplog imports %s", strings.TrimSpace(dep))
 		}
+	}
+}
+
+// The file's errors are told in the file's order, the first only but for
+// the batch's two durations; an option leaves its setting's value unread,
+// its error too, and an option that chose the exporter all of the
+// exporter's; the errors of no setting (an exporter zaplens does not run,
+// the resource) are told whatever the options.
+func TestApplyFileOrder(t *testing.T) {
+	bad := func(at string) declarative.Value[time.Duration] {
+		return declarative.Value[time.Duration]{At: at, Err: errors.New(at)}
+	}
+	badName := declarative.Value[string]{At: "name", Err: errors.New("name")}
+	badTLS := declarative.Value[*tls.Config]{At: "tls", Err: errors.New("tls")}
+	for _, tc := range []struct {
+		name string
+		f    declarative.Settings
+		opts []Option
+		want string
+	}{
+		{"durations, both", declarative.Settings{ScheduleDelay: bad("delay"), ExportTimeout: bad("timeout"),
+			Exporter: declarative.ExporterSettings{Refused: errors.New("refused")}}, nil, "delay\ntimeout"},
+		{"a duration an option set", declarative.Settings{ScheduleDelay: bad("delay"), ExportTimeout: bad("timeout")},
+			[]Option{WithExportTimeout(time.Second)}, "delay"},
+		{"refused exporter, over an option", declarative.Settings{Exporter: declarative.ExporterSettings{Refused: errors.New("refused")},
+			ResourceErr: errors.New("resource")}, []Option{WithExporterName("console")}, "refused"},
+		{"the exporter's first", declarative.Settings{Exporter: declarative.ExporterSettings{Name: badName, Timeout: bad("otlp timeout"), TLS: badTLS},
+			ResourceErr: errors.New("resource")}, nil, "name"},
+		{"the exporter's, one an option set", declarative.Settings{Exporter: declarative.ExporterSettings{Timeout: bad("otlp timeout"), TLS: badTLS}},
+			[]Option{WithOTLPTimeout(time.Second)}, "tls"},
+		{"the exporter's, the exporter an option's", declarative.Settings{Exporter: declarative.ExporterSettings{Name: badName, TLS: badTLS},
+			ResourceErr: errors.New("resource")}, []Option{WithExporterName("otlp")}, "resource"},
+		{"disabled", declarative.Settings{Disabled: true, ScheduleDelay: bad("delay"), ResourceErr: errors.New("resource")}, nil, "<nil>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newProviderConfig(tc.opts)
+			if got := fmt.Sprint(c.applyFile(&tc.f)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/confval"
 )
 
 // The environment is read here rather than left to otlploggrpc and the SDK:
@@ -171,17 +172,10 @@ func parseCount(least int) func(name, raw string) (int, error) {
 // of them.
 func parseMillis(least int) func(name, raw string) (time.Duration, error) {
 	return func(name, raw string) (time.Duration, error) {
-		n, err := parseInt(name, raw, int64(least), maxMillis, "milliseconds")
+		n, err := parseInt(name, raw, int64(least), confval.MaxMillis, "milliseconds")
 		return time.Duration(n) * time.Millisecond, err
 	}
 }
-
-// maxMillis is the most milliseconds a time.Duration holds; more is
-// durationOverflow.
-const (
-	maxMillis        = math.MaxInt64 / int64(time.Millisecond)
-	durationOverflow = "more milliseconds than a duration holds"
-)
 
 // parseInt reads an integer variable of least to most, counting unit, for
 // messages: "" for a count, else milliseconds, of a duration. It is read
@@ -189,7 +183,7 @@ const (
 func parseInt(name, raw string, least, most int64, unit string) (int64, error) {
 	inUnit, tooMany := "", fmt.Sprintf("more than %d", most)
 	if unit != "" {
-		inUnit, tooMany = " ("+unit+")", durationOverflow
+		inUnit, tooMany = " ("+unit+")", confval.DurationOverflow
 	}
 	// Out of range, ParseInt gives the nearer end: the least bound
 	// refuses the lower, over the upper.
@@ -277,15 +271,4 @@ func (c *providerConfig) fitBatch() error {
 		c.batchSize.value = max(1, min(c.batchSize.value, q/4))
 	}
 	return errors.Join(errs...)
-}
-
-// checkResourceEnv ignores an OTEL_RESOURCE_ATTRIBUTES the SDK would take
-// half-read: a pair without "=" or with a bad percent escape, which it
-// would send undecoded and print a fragment of. Unlike headers, a blank
-// value is refused: the SDK reads it as a pair without "=". Invalid UTF-8
-// is not refused: the encoder repairs it to U+FFFD, as it does in records.
-func (c *providerConfig) checkResourceEnv() error {
-	_, err := parsePairs("OTEL_RESOURCE_ATTRIBUTES", os.Getenv("OTEL_RESOURCE_ATTRIBUTES"), resourceValue)
-	c.skipResourceEnv = err != nil
-	return ignored(err)
 }

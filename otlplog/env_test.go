@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -337,39 +336,16 @@ func TestTargetSendsTo(t *testing.T) {
 	}
 }
 
-// Headers and resource attributes are read by one parser, whose errors
-// name the variable, the pair's position and key, never a value; only a
-// blank value differs: no headers, but a resource pair without "=", which
-// the SDK would refuse with a message quoting the pairs.
-func TestParsePairs(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want map[string]string
-		err  string
-	}{
-		{"", map[string]string{}, ""},
-		{"a=1, b = x%20y ,c=", map[string]string{"a": "1", "b": "x y", "c": ""}, ""},
-		{"=s3cret", nil, "V: pair 1 is not key=value"},
-		{"a=1,,b=2", nil, "V: pair 2 is not key=value"},
-		{"a=1,s3cret", nil, "V: pair 2 is not key=value"},
-		{"a=1, k =%zzs3cret", nil, `V: pair 2 ("k"): bad percent-encoding`},
-	} {
-		got, err := parsePairs("V", tc.in, resourceValue)
-		if tc.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("%q: error %v, want %q without the value", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || !maps.Equal(got, tc.want) {
-			t.Errorf("%q: %v, %v, want %v", tc.in, got, err, tc.want)
-		}
-	}
+// A blank value differs between the two key=value lists (the table of
+// their one parser is confval's TestParsePairs): no headers, but a
+// resource pair without "=", which the SDK would refuse with a message
+// quoting the pairs: the variable is ignored, and its attributes left out.
+func TestBlankPairs(t *testing.T) {
 	cleanEnv(t)
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", " ")
 	var c providerConfig
-	if err := c.checkResourceEnv(); err == nil || !strings.Contains(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: pair 1") || !c.skipResourceEnv {
-		t.Errorf("blank resource attributes: %v", err)
+	if err := c.readStep(stepResource); err == nil || !strings.Contains(err.Error(), "OTEL_RESOURCE_ATTRIBUTES: pair 1") || c.resourceEnv.set {
+		t.Errorf("blank resource attributes: %v, %+v", err, c.resourceEnv)
 	}
 	if h, err := parseHeaders("OTEL_EXPORTER_OTLP_HEADERS", " ", "grpc"); err != nil || len(h) != 0 {
 		t.Errorf("blank headers: %v, %v", h, err)
@@ -627,6 +603,27 @@ func TestBadValueBySource(t *testing.T) {
 		}},
 		{"file schedule delay overflows", env{"OTEL_CONFIG_FILE": file("schedule_delay: 9223372036855,", "", "")}, nil, []string{
 			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.schedule_delay(9223372036855): more milliseconds than a duration holds`,
+		}},
+		// A value of the file that an option replaces is not read: its error is not told.
+		{"file compression refused", env{"OTEL_CONFIG_FILE": file("", "compression: zstd,", "")}, nil, []string{
+			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.exporter.otlp_grpc.compression: "zstd" is not supported; want gzip or none`,
+		}},
+		{"file compression refused, option", env{"OTEL_CONFIG_FILE": file("", "compression: zstd,", "")}, opts{WithCompression("gzip")}, []string{
+			`compression "gzip"`,
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"file TLS refused, option", env{"OTEL_CONFIG_FILE": file("", "tls: {ca_file: /nonexistent},", "")}, opts{WithTLSConfig(nil)}, []string{
+			`endpoint https://c:1`,
+			`to https://c:1`,
+			`tls true`,
+		}},
+		{"file TLS refused", env{"OTEL_CONFIG_FILE": file("", "tls: {ca_file: /nonexistent},", "")}, nil, []string{
+			`error: OTEL_CONFIG_FILE=FILE: logger_provider.processors[0].batch.exporter.otlp_grpc.tls.ca_file: open /nonexistent: no such file or directory`,
+		}},
+		{"file exporter's bad values, exporter option", env{"OTEL_CONFIG_FILE": file("", `compression: zstd, tls: {ca_file: /nonexistent},`, "")}, opts{WithExporterName("console")}, []string{
+			`exporter console`,
 		}},
 		{"file headers", env{"OTEL_CONFIG_FILE": file("", `headers_list: "Bad Key=s3cret",`, "")}, nil, []string{
 			`error: OTEL_CONFIG_FILE's logger_provider.processors[0].batch.exporter.otlp_grpc.headers: header key "Bad Key" is not valid for grpc (lowercase letters, digits, '-', '_' and '.', not starting with grpc-)`,

@@ -3,11 +3,10 @@ package otlplog
 import (
 	"fmt"
 	"net/netip"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/zaplens/zaplens/internal/confval"
 	"github.com/zaplens/zaplens/internal/transport"
 )
 
@@ -39,7 +38,7 @@ func credentialHeaders(h map[string]string) []string {
 	var out []string
 	for k := range h {
 		if transport.LooksLikeCredential(k) {
-			out = append(out, printable(k))
+			out = append(out, confval.Printable(k))
 		}
 	}
 	slices.Sort(out)
@@ -62,50 +61,11 @@ func parseHeaders(key, s string, protocol string) (map[string]string, error) {
 	if strings.TrimSpace(s) == "" {
 		return map[string]string{}, nil
 	}
-	h, err := parsePairs(key, s, headerValue)
+	h, err := confval.ParsePairs(key, s, confval.HeaderValue)
 	if err != nil {
 		return nil, err
 	}
 	return checkHeaders(key, h, protocol)
-}
-
-// parsePairs reads the key=value pairs of variable from, separated by
-// commas, keys trimmed and each value read by value, as the OTel spec
-// writes headers and resource attributes. Errors give the position and
-// key of a bad pair, never its value, which may be a token.
-func parsePairs(from, s string, value func(raw string) (string, error)) (map[string]string, error) {
-	pairs := map[string]string{}
-	if s == "" {
-		return pairs, nil
-	}
-	for i, pair := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(pair, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("%s: pair %d is not key=value (value not shown)", from, i+1)
-		}
-		val, err := value(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: pair %d (%s): bad percent-encoding (value not shown)", from, i+1, printable(k))
-		}
-		pairs[k] = val
-	}
-	return pairs, nil
-}
-
-// headerValue percent-decodes a header's value, then trims it, as
-// otlploggrpc and otlploghttp read one (convHeaders): an encoded newline
-// or space at an end, a token file's newline, is not sent.
-func headerValue(raw string) (string, error) {
-	v, err := url.PathUnescape(raw)
-	return strings.TrimSpace(v), err
-}
-
-// resourceValue trims a resource attribute's value, then percent-decodes
-// it, as sdk/resource reads OTEL_RESOURCE_ATTRIBUTES: an encoded space at
-// an end is kept.
-func resourceValue(raw string) (string, error) {
-	return url.PathUnescape(strings.TrimSpace(raw))
 }
 
 // checkHeaders refuses at start what the transport would refuse on every
@@ -119,14 +79,14 @@ func checkHeaders(from string, h map[string]string, protocol string) (map[string
 	for k, v := range h {
 		lk := strings.ToLower(k)
 		if _, dup := out[lk]; dup {
-			return nil, fmt.Errorf("%s: header %s is given twice, in different cases", from, printable(lk))
+			return nil, fmt.Errorf("%s: header %s is given twice, in different cases", from, confval.Printable(lk))
 		}
 		if !validHeaderKey(lk, protocol) {
-			return nil, fmt.Errorf("%s: header key %s is not valid for %s%s", from, printable(k), protocol, headerKeyRule(protocol))
+			return nil, fmt.Errorf("%s: header key %s is not valid for %s%s", from, confval.Printable(k), protocol, headerKeyRule(protocol))
 		}
 		for i := 0; i < len(v); i++ {
 			if v[i] < 0x20 || v[i] > 0x7e {
-				return nil, fmt.Errorf("%s: header %s: the value has a character that is not printable ASCII (value not shown)", from, printable(lk))
+				return nil, fmt.Errorf("%s: header %s: the value has a character that is not printable ASCII (value not shown)", from, confval.Printable(lk))
 			}
 		}
 		out[lk] = v
@@ -164,7 +124,3 @@ func validHeaderKey(k, protocol string) bool {
 	}
 	return true
 }
-
-// printable quotes a key for a message, escaped, so that a key cannot
-// forge a line; keys are not secrets.
-func printable(k string) string { return strconv.Quote(k) }

@@ -84,13 +84,3 @@ func compareHeaders(t *testing.T, env map[string]string, keys ...string) {
 		}
 	}
 }
-
-// headers_list in OTEL_CONFIG_FILE is read as the variable is: decoded,
-// then trimmed.
-func TestFileHeadersListDecodeThenTrim(t *testing.T) {
-	list := "authorization=Bearer%20tok%0A, x-team = %20ml"
-	h, err := fileHeaders("f", nil, &list)
-	if err != nil || h["authorization"] != "Bearer tok" || h["x-team"] != "ml" {
-		t.Errorf("headers_list %q: %q, %v", list, h, err)
-	}
-}

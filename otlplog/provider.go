@@ -112,11 +112,11 @@ func (c *providerConfig) resolve(ctx context.Context) (off bool, err error) {
 		return false, err
 	}
 	if file != nil {
-		if file.disabled && !c.disabled.set {
+		if file.Disabled && !c.disabled.set {
 			return true, nil
 		}
 		if c.resource == nil {
-			c.resource, c.serviceFallback = file.resource, true
+			c.resource, c.serviceFallback = file.Resource, true
 		}
 	}
 	if err := c.resolveEnv(); err != nil {

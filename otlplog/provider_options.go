@@ -113,9 +113,9 @@ type providerConfig struct {
 	attrValueLen  setting[int]
 	recordUID     setting[bool]
 	warnings      []string // told once through the loss writer at start
-	// skipResourceEnv leaves OTEL_RESOURCE_ATTRIBUTES out of the
-	// resource: its value could not be read.
-	skipResourceEnv bool
+	// resourceEnv is OTEL_RESOURCE_ATTRIBUTES's attributes; no option sets
+	// it: WithResourceAttributes's go over it (optionAttributes).
+	resourceEnv setting[map[string]string]
 	// serviceFallback adds unknown_service:<program> to a given resource
 	// that names no service: one from a configuration file, as otelconf's
 	// default resource has it.

@@ -2,7 +2,6 @@ package otlplog
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
+	"github.com/zaplens/zaplens/internal/confval"
 	"github.com/zaplens/zaplens/internal/launcher"
 )
 
@@ -30,7 +30,7 @@ const (
 // as arguments, and the resource goes with every export.
 func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, error) {
 	if c.resource != nil {
-		return givenResource(ctx, c)
+		return givenResource(c)
 	}
 	res, err := resource.New(ctx,
 		resource.WithTelemetrySDK(),
@@ -41,13 +41,9 @@ func newResource(ctx context.Context, c *providerConfig) (*resource.Resource, er
 		resource.WithProcessRuntimeName(),
 		resource.WithProcessRuntimeVersion(),
 		resource.WithAttributes(rankAttributes()...),
-		fromEnv(c),
+		resource.WithAttributes(envAttributes(c)...),
 		resource.WithAttributes(optionAttributes(c)...),
 	)
-	if errors.Is(err, resource.ErrPartialResource) {
-		// The SDK's message quotes the bad pairs, which may hold secrets.
-		return nil, errors.New("OTEL_RESOURCE_ATTRIBUTES is malformed: want key=value pairs separated by commas, values percent-encoded")
-	}
 	if err != nil && res == nil {
 		return nil, err
 	}
@@ -76,14 +72,8 @@ func withServiceFallback(res *resource.Resource) (*resource.Resource, error) {
 // file's resource only (serviceFallback), as otelconf's default resource
 // has it; WithResource's gets none. The options still win over all, as
 // everywhere.
-func givenResource(ctx context.Context, c *providerConfig) (*resource.Resource, error) {
-	env, err := resource.New(ctx, fromEnv(c))
-	if err != nil {
-		// checkResourceEnv has left out a value the SDK would half-read;
-		// say nothing of the value itself, which may hold a secret.
-		return nil, errors.New("OTEL_RESOURCE_ATTRIBUTES is malformed: want key=value pairs separated by commas, values percent-encoded")
-	}
-	res, err := resource.Merge(env, c.resource)
+func givenResource(c *providerConfig) (*resource.Resource, error) {
+	res, err := resource.Merge(resource.NewSchemaless(envAttributes(c)...), c.resource)
 	if err != nil {
 		return nil, err // not reached: the environment's has no schema URL
 	}
@@ -98,16 +88,31 @@ func givenResource(ctx context.Context, c *providerConfig) (*resource.Resource, 
 	return res, nil
 }
 
-// fromEnv reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, or only
-// the first when the second could not be read and is ignored.
-func fromEnv(c *providerConfig) resource.Option {
-	if !c.skipResourceEnv {
-		return resource.WithFromEnv()
+// envAttributes are the environment's attributes, as sdk/resource's
+// WithFromEnv makes them: OTEL_RESOURCE_ATTRIBUTES's, as the resolver read
+// them (none when its value is bad), under OTEL_SERVICE_NAME.
+func envAttributes(c *providerConfig) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, len(c.resourceEnv.value)+1)
+	for k, v := range c.resourceEnv.value {
+		attrs = append(attrs, attribute.String(k, v))
 	}
 	if name := strings.TrimSpace(os.Getenv("OTEL_SERVICE_NAME")); name != "" {
-		return resource.WithAttributes(semconv.ServiceName(name))
+		attrs = append(attrs, semconv.ServiceName(name))
 	}
-	return resource.WithAttributes()
+	return attrs
+}
+
+// readResourceAttributes reads OTEL_RESOURCE_ATTRIBUTES as sdk/resource
+// reads it, but that a pair the SDK would take half-read, without "=" or
+// with a bad percent escape (sent undecoded, a fragment of it printed),
+// makes the whole value bad, told without it. A blank value is a pair
+// without "=". Invalid UTF-8 is not refused: the encoder repairs it to
+// U+FFFD, as it does in records.
+func readResourceAttributes(c *providerConfig, v *variable) error {
+	parse := func(name, raw string) (map[string]string, error) {
+		return confval.ParsePairs(name, raw, confval.ResourceValue)
+	}
+	return resolve(&c.resourceEnv, v, nil, parse, nil)
 }
 
 func rankAttributes() []attribute.KeyValue {

@@ -16,6 +16,9 @@ func resourceMap(t *testing.T, opts ...Option) map[attribute.Key]string {
 	for _, o := range opts {
 		o.applyProvider(&c)
 	}
+	if err := c.readStep(stepResource); err != nil {
+		t.Fatal(err)
+	}
 	res, err := newResource(context.Background(), &c)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +100,8 @@ func TestWithResourceOptions(t *testing.T) {
 	// service name still counts.
 	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "team")
 	c := newProviderConfig([]Option{WithResource(res)})
-	_ = c.resolveEnv()
-	if !c.skipResourceEnv {
-		t.Fatal("the malformed variable is not ignored")
+	if err := c.resolveEnv(); err != nil || c.resourceEnv.set || len(c.resourceEnv.value) > 0 || len(c.warnings) != 1 {
+		t.Fatalf("the malformed variable is not ignored, and told: %v, %+v, %q", err, c.resourceEnv, c.warnings)
 	}
 	r, err := newResource(context.Background(), &c)
 	if err != nil {

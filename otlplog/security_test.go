@@ -1,9 +1,7 @@
 package otlplog
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -113,21 +111,5 @@ func TestPlaintextWarnings(t *testing.T) {
 	_ = p.Shutdown(context.Background())
 	if !strings.Contains(buf.String(), "WithInsecure turns TLS off for the endpoint of OTEL_EXPORTER_OTLP_ENDPOINT") {
 		t.Errorf("warning %q", buf.String())
-	}
-}
-
-// A certificate file is read once, whole, at start: a regular one works,
-// a device does not.
-func TestCertificateFileRead(t *testing.T) {
-	files := testCerts(t)
-	want, err := os.ReadFile(files.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := readPEMFile(files.CA); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("read %d bytes, %v; want the file's %d", len(got), err, len(want))
-	}
-	if _, err := readPEMFile(os.DevNull); err == nil {
-		t.Error("a device was read as a certificate")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/confval"
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/transport"
 )
@@ -187,11 +188,11 @@ var variables = []variable{
 		def:  "`false`",
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.recordUID }),
 	},
-	// The SDK's resource reads the next two as well (fromEnv); the file
-	// does not replace them, so that the logs' resource is the one the
-	// program's other providers get from it (fileResource).
+	// The SDK's resource reads the next two as well (resource.WithFromEnv);
+	// the file does not replace them, so that the logs' resource is the one
+	// the program's other providers get from it (configfile's fileResource).
 	{
-		names: []string{"OTEL_SERVICE_NAME"}, option: "WithServiceName", step: stepResource, // fromEnv
+		names: []string{"OTEL_SERVICE_NAME"}, option: "WithServiceName", step: stepResource, // envAttributes
 		doc: "`service.name`",
 		def: "`unknown_service:<program>`",
 	},
@@ -199,7 +200,7 @@ var variables = []variable{
 		names: []string{"OTEL_RESOURCE_ATTRIBUTES"}, option: "WithResourceAttributes", step: stepResource,
 		doc:  "more resource attributes, `key=value,...`, values percent-encoded; a bad escape is refused, by position and key",
 		def:  "none",
-		read: func(c *providerConfig, _ *variable) error { return c.checkResourceEnv() },
+		read: readResourceAttributes,
 	},
 	{
 		names: []string{"ZAPLENS_SPOOL_DIR"}, option: "WithSpool", step: stepSpool,
@@ -422,20 +423,16 @@ func readTLS(c *providerConfig, v *variable) error {
 // readCompression resolves the compression: gzip or none.
 func readCompression(c *providerConfig, v *variable) error {
 	parse := func(name, raw string) (string, error) {
-		if !compressionName(raw) {
+		if !confval.Compression(raw) {
 			return "", fmt.Errorf("%s=%q: want gzip or none", name, raw)
 		}
 		return raw, nil
 	}
 	check := func(s *setting[string]) error {
-		if s.value != "" && !compressionName(s.value) {
+		if s.value != "" && !confval.Compression(s.value) {
 			return fmt.Errorf("%s: want gzip or none", said(s))
 		}
 		return nil
 	}
 	return resolve(&c.compression, v, "", parse, check)
 }
-
-// compressionName tells whether name is a compression zaplens sends
-// with, as a variable, an option or the file gives it.
-func compressionName(name string) bool { return name == "gzip" || name == "none" }

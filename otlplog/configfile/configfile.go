@@ -7,24 +7,36 @@
 //
 // The file is read with go.opentelemetry.io/contrib/otelconf's parser,
 // the one otelconf.NewSDK uses for the program's other providers, ${VAR}
-// substitution included; otlplog takes its logger_provider, limits and
-// resource sections. otelconf links the SDK's trace and metric exporters
-// too, about 1.2 MB, which is why the pipeline leaves the file to this
-// package: without the import, NewLoggerProvider refuses a set
+// substitution included; its logger_provider, limits and resource
+// sections are checked and turned into the pipeline's settings here, and
+// otlplog gives them to the settings no option set. otelconf links the
+// SDK's trace and metric exporters too, about 1.3 MB, which is why the
+// pipeline leaves the file to this package: without the import, NewLoggerProvider refuses a set
 // OTEL_CONFIG_FILE with an error naming this package, rather than quietly
 // reading the variables the file was meant to replace.
 package configfile
 
 import (
+	"context"
+
 	"go.opentelemetry.io/contrib/otelconf"
 
 	"github.com/zaplens/zaplens/internal/declarative"
 )
 
-func init() { declarative.Register(parse) }
+func init() { declarative.Register(load) }
 
-// parse reads the file with otelconf and copies what the pipeline reads
-// of it; the pipeline checks and applies it.
+// load reads the file into the pipeline's settings.
+func load(ctx context.Context, file []byte) (*declarative.Settings, error) {
+	cfg, err := parse(file)
+	if err != nil {
+		return nil, err
+	}
+	return settings(ctx, cfg)
+}
+
+// parse reads the file with otelconf and copies what zaplens reads of it
+// (settings).
 func parse(file []byte) (*declarative.Config, error) {
 	cfg, err := otelconf.ParseYAML(file)
 	if err != nil {

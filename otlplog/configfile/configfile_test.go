@@ -1,15 +1,16 @@
 package configfile
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
 	"github.com/zaplens/zaplens/internal/declarative"
 )
 
-// Every setting the pipeline reads is copied from otelconf's types, absent
-// kept apart from zero and from empty; the pipeline's own tests
-// (otlplog/config_test.go) check what it makes of them.
+// Every setting zaplens reads is copied from otelconf's types, absent kept
+// apart from zero and from empty; settings_test.go and the pipeline's own
+// tests (otlplog/config_test.go) check what is made of them.
 func TestParseCopiesWhatThePipelineReads(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -63,14 +64,14 @@ func TestParseCopiesWhatThePipelineReads(t *testing.T) {
 	}
 }
 
-// Importing the package registers its parser, and a file otelconf refuses
+// Importing the package registers its reader, and a file otelconf refuses
 // is an error.
 func TestRegistered(t *testing.T) {
 	parse := declarative.Registered()
 	if parse == nil {
-		t.Fatal("no parser registered")
+		t.Fatal("no reader registered")
 	}
-	if _, err := parse([]byte("file_format: [")); err == nil {
+	if _, err := parse(context.Background(), []byte("file_format: [")); err == nil {
 		t.Error("a bad file parsed")
 	}
 }
