@@ -11,8 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
@@ -286,5 +291,130 @@ func TestCutFileNeverTakenAgain(t *testing.T) {
 	fillAndSettle(t, s, 12) // three times the bound
 	if c := strings.Count(said.all(), "was cut to"); c != 1 || strings.Contains(said.all(), "stepped aside") {
 		t.Errorf("the cut told %d times, want once, and no stepping aside:\n%s", c, said.all())
+	}
+}
+
+// cutAfterReplay is a spool whose oldest file is cut to its first page
+// right after the next Replay once armed: between the spool's read and
+// the exporter's copy of the request.
+type cutAfterReplay struct {
+	*Spool
+	t     *testing.T
+	armed atomic.Bool
+	cut   atomic.Bool
+}
+
+func (j *cutAfterReplay) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	n, missing = j.Spool.Replay(from, req, max)
+	if j.armed.CompareAndSwap(true, false) {
+		files := segFiles(j.t, j.cfg.Dir)
+		slices.Sort(files)
+		if err := os.Truncate(files[0], int64(pageSize)); err != nil {
+			j.t.Error(err)
+		}
+		j.cut.Store(true)
+	}
+	return n, missing
+}
+
+// A spool file cut between the reading back and the copy of the final
+// export, Shutdown's, loses the records past the cut as the live path
+// does: they are counted failed as lost with the file (SpoolLost, error
+// type spool_lost), told with their number, and the records before the
+// cut are delivered. (Before, the whole request was counted as an export
+// that failed, of type _OTHER, and kept in the cut file, where a later
+// process counted the lost ones again.)
+func TestCutFileAtShutdownCountedLost(t *testing.T) {
+	dir := t.TempDir()
+	o := &outage{up: make(chan struct{})}
+	said := &lineSaid{}
+	j := &cutAfterReplay{Spool: openTest(t, dir, func(c *Config) { c.Say = said.say }), t: t}
+	p := exportAtShutdown(j, o)
+	const n = 300
+	for i := range n {
+		p.Enqueue(0, encoded(cutLine(i)), false)
+	}
+	if c := p.Counts(); c.Queued != n {
+		t.Fatalf("counts %+v before Shutdown: the test wants its export to be the first", c)
+	}
+	j.armed.Store(true)
+	close(o.up)
+	ctx := context.Background()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.CloseJournal(ctx)
+	if !j.cut.Load() {
+		t.Fatal("no file was cut")
+	}
+	c, got := p.Counts(), distinct(&o.received)
+	lost := uint64(n - got)
+	if got == 0 || lost == 0 || c.Exported != uint64(got) || c.Failed != lost || c.JournalLost != lost {
+		t.Errorf("%d of %d arrived; counts %+v: want the others failed, every one lost with the file", got, n, c)
+	}
+	var obs pipeline.Observation
+	p.Observe(&obs)
+	if want := []pipeline.TypeCount{{Type: pipeline.JournalLostType, N: lost}}; !slices.Equal(obs.FailedBy, want) {
+		t.Errorf("failed by %+v, want %+v", obs.FailedBy, want)
+	}
+	waitFor(t, func() bool { return strings.Contains(said.all(), "whose only copy it held are lost") })
+	if want := fmt.Sprintf(": %d log records whose only copy it held are lost", lost); !strings.Contains(said.all(), want) {
+		t.Errorf("said:\n%s\nwant %q", said.all(), want)
+	}
+	if sh := shipAll(t, dir, &received{}, true); sh.Counts().Found != 0 || sh.Counts().Lost != 0 {
+		t.Errorf("a later process counts %+v in the files: counted twice", sh.Counts())
+	}
+	t.Logf("%d delivered, %d lost with the cut", got, lost)
+}
+
+// exportAtShutdown is a pipeline journaled by j that exports nothing
+// before Shutdown: a batch never fills its 4 KiB queue, the schedule delay
+// is an hour, and what the queue has no room for spills to j's files.
+func exportAtShutdown(j pipeline.Journal, o *outage) *pipeline.Pipeline {
+	p := pipeline.New(pipeline.Config{MaxQueueBytes: 4 << 10, MaxBatchRecords: 50, MaxRequestBytes: 1 << 20,
+		ScheduleDelay: time.Hour, ExportTimeout: 5 * time.Second, Export: o.export, Journal: j,
+		Resource: otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")})
+	p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	return p
+}
+
+// A page failing in the middle of a record (not a cut: the pages after it
+// read) faults in every copy of the request: Replay reads every page of a
+// record, so that the final export finds it missing once and goes on,
+// rather than reading it back again for ever.
+func TestPageFailingInARecordAtShutdown(t *testing.T) {
+	o := &outage{up: make(chan struct{})}
+	s := openTest(t, t.TempDir(), nil)
+	p := exportAtShutdown(s, o)
+	const n, big = 100, 10
+	for i := range n {
+		line := cutLine(i)
+		if i == big {
+			line += strings.Repeat("y", 3*pageSize)
+		}
+		p.Enqueue(0, encoded(line), false)
+	}
+	if c := p.Counts(); c.Queued != n {
+		t.Fatalf("counts %+v before Shutdown: the test wants its export to be the first", c)
+	}
+	seg := s.segs[0]
+	_, payload := seg.record(big)
+	at := int(uintptr(unsafe.Pointer(&payload[0])) - uintptr(unsafe.Pointer(&seg.mem[0])))
+	page := (at + 2*pageSize - 1) &^ (pageSize - 1) // a page inside the payload, not its last
+	if err := syscall.Mprotect(seg.mem[page:page+pageSize], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	close(o.up)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v; counts %+v", err, p.Counts())
+	}
+	p.CloseJournal(ctx)
+	var obs pipeline.Observation
+	p.Observe(&obs)
+	c := obs.Counts
+	if c.JournalLost == 0 || c.Failed != c.JournalLost || c.Exported+c.Failed != n || slices.ContainsFunc(obs.FailedBy, func(tc pipeline.TypeCount) bool { return tc.Type != pipeline.JournalLostType }) {
+		t.Errorf("counts %+v, failed by %+v: want the records from the failing page on lost with the file, the others delivered", c, obs.FailedBy)
 	}
 }

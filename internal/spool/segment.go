@@ -237,13 +237,19 @@ func (seg *segment) record(i uint64) (scope int, payload []byte) {
 	return int(frameKind(seg.mem, off)), framePayload(seg.mem, off)
 }
 
-// readBack is record, its payload's last byte read: a page past a cut
-// faults here, where the record is counted lost, not when the request's
-// body is copied out, which would fail the records with it.
+// readBack is record, a byte of each page of its payload read: a page past
+// a cut, or failing, faults here, where the record is counted lost, not
+// when the request's body is copied out, which would fail the records with
+// it. Every page, not the last alone: a page failing in the middle of a
+// record would fault in every copy, and the exporter read it back again
+// and again.
 func (seg *segment) readBack(i uint64) (scope int, payload []byte) {
 	scope, payload = seg.record(i)
+	for off := 0; off < len(payload); off += pageSize {
+		seg.last = payload[off] // a load, which a blank read is not
+	}
 	if len(payload) > 0 {
-		seg.last = payload[len(payload)-1] // a load, which a blank read is not
+		seg.last = payload[len(payload)-1]
 	}
 	return scope, payload
 }
