@@ -138,7 +138,7 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 				failed = true
 				return false
 			}
-			r.first = i
+			r.setFirst(i)
 		}
 		if r.off+s.need(r, scope, rec) > len(r.mem) || s.put(r, scope, rec) != nil {
 			failed = true

@@ -418,3 +418,25 @@ func TestPageFailingInARecordAtShutdown(t *testing.T) {
 		t.Errorf("counts %+v, failed by %+v: want the records from the failing page on lost with the file, the others delivered", c, obs.FailedBy)
 	}
 }
+
+// The records of a cut file journaled again go to a file made after the
+// files that hold later records: a later process sends one process's
+// files in the order of their records, not of their names, so that every
+// record arrives in the order it was logged (docs/spool.md), once.
+func TestCutFileJournaledAgainSentInOrder(t *testing.T) {
+	dir := t.TempDir()
+	c, stderr := cutChild(t, dir, 1<<20) // the queue holds every line
+	const n = 600                        // two files: the housekeeper finds the first cut
+	logged(c, n)
+	cutOldest(t, dir)
+	waitFor(t, func() bool { return strings.Contains(stderr.all(), "journaled again") })
+	c.Kill()
+
+	r := &received{}
+	shipAll(t, dir, r, true)
+	want := make([]string, n)
+	for i := range want {
+		want[i] = "writer/a/" + cutLine(i)
+	}
+	inOrderLogged(t, r, want, "the child said:\n"+stderr.all())
+}

@@ -190,6 +190,14 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 	return nil
 }
 
+// setFirst numbers seg's first record n, in its header too: a later
+// process orders the files by it. A fault here is the next write's to
+// find.
+func (seg *segment) setFirst(n uint64) {
+	seg.first = n
+	_ = guardFault(func() { storeFirst(seg.mem, n) })
+}
+
 // left is the records a later process is to send: those kept, and those
 // whose fate is not told.
 func (seg *segment) left() uint64 { return seg.written - seg.decided + seg.kept }

@@ -138,6 +138,7 @@ type orphan struct {
 	path string
 	fd   int
 	segmentName
+	first uint64 // its header's number of its first record: see sortOrphans
 
 	// The file is read once, mapped, from the count to the shipping. What
 	// parse finds in it is not kept between them: about 32 bytes a record,
@@ -199,18 +200,27 @@ func (sh *Shipper) claim() ([]orphan, error) {
 		}
 		out = append(out, orphan{name: name, path: path, fd: fd, segmentName: n})
 	}
-	// sort.Slice, not slices.SortFunc: a struct type of our own would
-	// instantiate slices' sort again, 17 KB of code (benchmarks/binsize).
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix), cmp.Compare(a.seq, b.seq)) < 0
-	})
+	sortOrphans(out)
 	sh.mu.Lock()
 	for _, o := range out {
 		sh.claimed = append(sh.claimed, o.name)
 	}
 	sh.mu.Unlock()
 	return out, nil
+}
+
+// sortOrphans puts files in the order they are sent: processes by their
+// start, and one process's files by the number of their first record, as
+// their headers give it once count has read them (see format.go), then by
+// name.
+func sortOrphans(out []orphan) {
+	// sort.Slice, not slices.SortFunc: a struct type of our own would
+	// instantiate slices' sort again, 17 KB of code (benchmarks/binsize).
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix),
+			cmp.Compare(a.first, b.first), cmp.Compare(a.seq, b.seq)) < 0
+	})
 }
 
 // listDir is os.ReadDir; a test swaps a file between the listing and the
@@ -280,9 +290,11 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 			found += c.unsent
 			torn += uint64(c.torn)
 			lost += sh.tellLost(&o, c)
+			o.first = c.first
 		}
 		readable = append(readable, o)
 	}
+	sortOrphans(readable)
 	sh.mu.Lock()
 	sh.counts.Processes = uint64(len(procs))
 	sh.counts.Files = uint64(len(orphans))
