@@ -127,8 +127,13 @@ func storeWritten(mem []byte, n uint64) { storeUint64(mem[offWritten:], n) }
 func storeFirst(mem []byte, n uint64) { storeUint64(mem[offFirst:], n) }
 
 // writeSettled writes the header's settled count to the file fd, as the
-// shipper settles a file it does not map.
+// shipper settles a file it does not map; not into a file cut short of its
+// header, which the write would grow again into one that is no spool file.
 func writeSettled(fd int, n uint64) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Size < headerSize {
+		return errNotSegment
+	}
 	var b [8]byte
 	order.PutUint64(b[:], n)
 	_, err := syscall.Pwrite(fd, b[:], offSettled)
