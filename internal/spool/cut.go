@@ -140,7 +140,14 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 			}
 			r.setFirst(i)
 		}
-		if r.off+s.need(r, scope, rec) > len(r.mem) || s.put(r, scope, rec) != nil {
+		if r.off+s.need(r, scope, rec) > len(r.mem) {
+			failed = true
+			return false
+		}
+		if err := s.put(r, scope, rec); err != nil {
+			// Its own fault, told and kept as any file's: never taken
+			// again; found cut, handleCuts's loop handles it next.
+			s.faulted(r, fmt.Errorf("writing %s: %v", r.path, err))
 			failed = true
 			return false
 		}

@@ -440,3 +440,39 @@ func TestCutFileJournaledAgainSentInOrder(t *testing.T) {
 	}
 	inOrderLogged(t, r, want, "the child said:\n"+stderr.all())
 }
+
+// The file a cut file's records are journaled again in may fail too (a
+// page that cannot be written): that is told as any file's fault, and the
+// file never taken again; the records it could not take stay in memory,
+// counted unprotected, and are delivered. Before, its fault went untold.
+func TestCutFileJournaledAgainInAFailingFile(t *testing.T) {
+	dir := t.TempDir()
+	o := &outage{up: make(chan struct{})}
+	said := &lineSaid{}
+	p, s := spooledPipelineIn(t, dir, o, 1<<20, said.say) // the queue holds every line
+	n := 0
+	for ; n < 300; n++ {
+		p.Enqueue(0, encoded(cutLine(n)), false)
+	}
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	s.hmu.Lock()
+	spare := s.spares[len(s.spares)-1]
+	s.hmu.Unlock()
+	// Past its first page: the header's stores are atomic, which the race
+	// detector makes in C, where a fault kills the process.
+	if err := syscall.Mprotect(spare.mem[pageSize:], syscall.PROT_READ); err != nil {
+		t.Fatal(err)
+	}
+	cutOldest(t, dir)
+	for ; !strings.Contains(said.all(), "was cut to"); n++ { // a write past the cut finds it
+		p.Enqueue(0, encoded(cutLine(n)), false)
+		time.Sleep(time.Millisecond)
+	}
+	want := fmt.Sprintf("writing %s: fault in the mapped file", spare.path)
+	waitFor(t, func() bool { return strings.Contains(said.all(), want) })
+	close(o.up)
+	waitFor(t, func() bool { return p.Counts().Queued == 0 })
+	if c := p.Counts(); c.Exported != uint64(n) || c.Unprotected == 0 || distinct(&o.received) != n {
+		t.Errorf("counts %+v, %d of %d arrived: want every one, those the failing file did not take unprotected; said:\n%s", c, distinct(&o.received), n, said.all())
+	}
+}
