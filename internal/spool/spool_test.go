@@ -627,6 +627,40 @@ func TestShipFileCutWhileSending(t *testing.T) {
 	}
 }
 
+// A page of a file failing to read while the shipper sends it, the file
+// not cut (an I/O error): nothing is counted lost, the file is left as it
+// is, its records counted left, for a later try, and the shipper does not
+// read it again and again.
+func TestShipPageFailingWhileSending(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir, nil)
+	for i := range 200 {
+		s.Append(0, encoded(fmt.Sprintf("line %03d %s", i, strings.Repeat("x", 86))))
+	}
+	s.Close(context.Background())
+	old := readFile
+	t.Cleanup(func() { readFile = old })
+	var mem []byte // written by the shipper, read in its export
+	readFile = func(fd int) ([]byte, error) {
+		b, err := old(fd)
+		mem = b
+		return b, err
+	}
+	var r received
+	failed := false
+	export := func(ctx context.Context, body []byte, n int, final bool) (int, error) {
+		if !failed {
+			failed = true
+			syscall.Mprotect(mem[5<<12:6<<12], syscall.PROT_NONE) // body is the request's own copy
+		}
+		return r.export(ctx, body, n, final)
+	}
+	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Export = export })
+	if c := sh.Counts(); c.Found != 200 || c.Exported != 100 || c.Lost != 0 || c.Left() != 100 || sh.Err() == nil || len(segFiles(t, dir)) != 1 {
+		t.Errorf("counts %+v, error %v, files %v: want the first hundred sent, the others left in the file", c, sh.Err(), segFiles(t, dir))
+	}
+}
+
 // The shipper's requests stay under the byte bound, each scope's bytes
 // counted with its first record in the request, and carry every record.
 func TestShipRequestsStayUnderBound(t *testing.T) {
