@@ -236,7 +236,7 @@ type contents struct {
 	torn    int               // torn or corrupt frames, and junk after the last frame
 	found   uint64            // sound record frames, settled or not
 	written uint64            // records the header counts put in the file; 0: unknown
-	first   uint64            // the writer's number of its first record; 0: unknown
+	first   uint64            // the writer's number of its first record; 0 too in files of writers before it
 	size    int               // the file's size as made
 }
 
