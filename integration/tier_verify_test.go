@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zaplens/zaplens/internal/gateways"
 )
 
 // drain waits until what the services logged has gone through the
@@ -204,9 +206,13 @@ func (tr *tier) report(logging, drained time.Duration, rows int, cpu map[string]
 	// flight; for the killed gateway, one request of each sender that had
 	// one in flight to it (a service's batch each) and each of its own
 	// requests to VictoriaLogs that its queue had not yet seen answered
-	// (the sending queue's largest batch, max_size, per queue consumer,
-	// of which the Collector runs 10 by default).
-	bound := tierSettings.batch + len(tr.services)*tierSettings.batch + 10*16384
+	// (the sending queue's largest batch, max_size, per queue consumer),
+	// as the gateway's configuration sets them.
+	unanswered, err := gateways.UnansweredRecords(tr.gwConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := tierSettings.batch + len(tr.services)*tierSettings.batch + unanswered
 	switch {
 	case lost > 0:
 		t.Errorf("%d lines lost", lost)

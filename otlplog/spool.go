@@ -159,7 +159,7 @@ type ShipStats struct {
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Left      uint64 // of those, still in their files: the collector did not take them
 	Torn      uint64 // torn or corrupt frames skipped
-	Lost      uint64 // records files cut short under their writer counted but no longer held: not in Found
+	Lost      uint64 // records files cut short under their writer counted but no longer held, or held and cut off before they were sent: not in Found
 	Unread    int    // files left as they are: of a newer format, or failing to read
 }
 

@@ -61,8 +61,9 @@ type Stats struct {
 	// them to it, and no one can send them any more.
 	SpoolLost uint64
 	// RecoveredLost is the records the spool files of processes that
-	// ended counted but no longer held: files cut short under their
-	// writer. They are not in Recovered.
+	// ended counted but no longer held (files cut short under their
+	// writer), or held and lost to a cut while this provider sent them.
+	// They are not in Recovered.
 	RecoveredLost uint64
 }
 

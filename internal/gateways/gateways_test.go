@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -106,5 +107,34 @@ func TestFreePorts(t *testing.T) {
 	slices.Sort(ports)
 	if len(slices.Compact(ports)) != 4 {
 		t.Errorf("ports %+v are not four", p)
+	}
+}
+
+// TestUnansweredRecords: the exporter's batch bound for each queue
+// consumer, read from the configuration, the Collector's 10 consumers
+// when it sets none; the tier's own configuration has one.
+func TestUnansweredRecords(t *testing.T) {
+	path, err := Config(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := UnansweredRecords(path); err != nil || n <= 0 {
+		t.Errorf("the tier's configuration: %d (%v)", n, err)
+	}
+	for _, c := range []struct {
+		queue string
+		want  int
+	}{
+		{"num_consumers: 3\n      batch:\n        max_size: 100", 300},
+		{"batch:\n        max_size: 100", 1000},
+	} {
+		other := filepath.Join(t.TempDir(), "other.yaml")
+		cfg := "exporters:\n  " + LogsExporter + ":\n    sending_queue:\n      " + c.queue + "\n"
+		if err := os.WriteFile(other, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := UnansweredRecords(other); err != nil || n != c.want {
+			t.Errorf("%s: %d (%v), want %d", cfg, n, err, c.want)
+		}
 	}
 }

@@ -89,28 +89,38 @@ func (p *Pipeline) exportOne(b *batcher, stopping bool, dueTo uint64) bool {
 // reports whether the exporter should go on at once. It is called with the
 // lock held.
 func (p *Pipeline) exportSpilled(b *batcher, final bool) bool {
-	from := p.next
-	b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
-	n, missing := p.journal.Replay(from, &b.req, int(min(p.deferred, uint64(p.cfg.MaxBatchRecords))))
-	p.take(n)
-	p.deferred -= uint64(n)
-	p.mu.Unlock()
-	if n == 0 {
-		return false // nothing could be read: not a loop on it
+	for {
+		from := p.next
+		b.req.Reset(p.cfg.Resource, p.scopes, p.cfg.MaxRequestBytes)
+		n, missing := p.journal.Replay(from, &b.req, int(min(p.deferred, uint64(p.cfg.MaxBatchRecords))))
+		p.take(n)
+		p.deferred -= uint64(n)
+		p.mu.Unlock()
+		if n == 0 {
+			return false // nothing could be read: not a loop on it
+		}
+		sent := n - missing
+		if sent == 0 {
+			return p.settle(from, n, missing, 0, nil, final)
+		}
+		body, err := copyOut(&b.req) // the journal's files are read in place
+		if err == nil {
+			rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, sent, final)
+			return p.settle(from, n, missing, rejected, err, final)
+		}
+		// A file cut (or failing) since Replay: no export was made, and
+		// none failed. They are read back again at once, a final export's
+		// as a live one's: the journal then finds the cut, counts those
+		// past it missing (lost with the file, not failed by an export)
+		// and gives the others. Replay reads every page a request will,
+		// so this ends: each time round, a page failed in between.
+		p.mu.Lock()
+		p.respill(from)
+		if p.journal == nil || p.ctx.Err() != nil {
+			p.mu.Unlock()
+			return false // closed, or the exporter stopped, meanwhile: they stay in the files
+		}
 	}
-	sent := n - missing
-	if sent == 0 {
-		return p.settle(from, n, missing, 0, nil, final)
-	}
-	body, err := copyOut(&b.req) // the journal's files are read in place
-	if err != nil {
-		// None could be read (a file cut since Replay): as an export no
-		// collector answered, they are read back again, and those the
-		// cut took are then counted missing.
-		return p.settle(from, n, missing, sent, err, final)
-	}
-	rejected, err := p.cfg.Export.Call(p.ctx, p.cfg.ExportTimeout, body, sent, final)
-	return p.settle(from, n, missing, rejected, err, final)
 }
 
 // settle counts the outcome of the export of the n records numbered from
@@ -126,7 +136,7 @@ func (p *Pipeline) settle(from uint64, n, missing, rejected int, err error, fina
 	if err != nil {
 		p.lastErr, p.lastAt = err, time.Now()
 	}
-	again := !final && p.journal != nil && p.lastBare <= from && sent > 0 && Unanswered(err, rejected, sent)
+	again := !final && p.journal != nil && p.lastBare <= from && Unanswered(err, rejected, sent)
 	if again {
 		p.respill(from)
 		p.mu.Unlock()

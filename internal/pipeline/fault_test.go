@@ -110,3 +110,32 @@ func TestUnreadableSpilledRecordsFailOnce(t *testing.T) {
 		t.Errorf("the journal was read back %d times, want %d: each spilled record once, the first batch, cut after its read, twice", replays, want)
 	}
 }
+
+// The same cut at Shutdown, whose exports are final (not put back for want
+// of an answer): the records are read back once more and settled as lost
+// with the journal, not as an export that failed.
+func TestUnreadableSpilledRecordsLostAtShutdown(t *testing.T) {
+	s := &sink{}
+	j := newCutJournal(t)
+	p := newTestPipeline(t, s, func(c *Config) {
+		c.MaxQueueBytes, c.MaxBatchRecords, c.Journal = 4<<10, 1000, j // no batch fills: no export before Shutdown
+	})
+	p.AddScope(otlpwire.Scope{})
+	enqueueLines(t, p, 0, 300)
+	p.mu.Lock()
+	spilled, replays := p.deferred, j.replays
+	p.mu.Unlock()
+	if spilled == 0 || replays != 0 {
+		t.Fatalf("%d spilled, %d read back before Shutdown: the test wants records on disk only, and Shutdown's export the first", spilled, replays)
+	}
+	if err := p.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var obs Observation
+	p.Observe(&obs)
+	c := obs.Counts
+	if c.Failed != spilled || c.JournalLost != spilled || c.Exported != 300-spilled ||
+		!slices.Equal(obs.FailedBy, []TypeCount{{Type: JournalLostType, N: spilled}}) {
+		t.Errorf("counts %+v, failed by %+v: want the %d spilled lost with the journal, the others delivered", c, obs.FailedBy, spilled)
+	}
+}

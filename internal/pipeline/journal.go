@@ -31,7 +31,10 @@ type Journal interface {
 	// the pipeline spilled them there. It returns how many records it went
 	// through, and how many of those it does not hold (they went on in
 	// memory only, or their file failed): those are not added. req reads
-	// the journal's memory in place until Settle or Close.
+	// the journal's memory in place until Settle or Close. Replay reads
+	// every page of what it adds: a request whose copy faults all the same
+	// (its file cut or failing since) is read back again, at once, and the
+	// journal finds the records it lost then.
 	Replay(from uint64, req *otlpwire.Request, max int) (n, missing int)
 	// Close ends the journal, by ctx's deadline; it is called once, when the
 	// pipeline has stopped or given up waiting for its exporter, and

@@ -8,10 +8,11 @@ type Memory interface {
 	// Queued calls f with each record the queue holds numbered from on,
 	// with its number, in order, until f returns false.
 	Queued(from uint64, f func(i uint64, scope int, rec []byte) bool)
-	// Bare tells that the records the queue holds numbered below to have
-	// no journal copy any more: they are kept in memory until sent, never
-	// left to the journal, and counted as unprotected.
-	Bare(to uint64)
+	// Bare tells that the records the queue holds numbered from from on,
+	// below to, have no journal copy any more: they are counted as
+	// unprotected, and kept in memory until sent, never left to the
+	// journal, with every record before them.
+	Bare(from, to uint64)
 }
 
 // A MemoryUser is a journal that reads the pipeline's memory: New hands
@@ -32,9 +33,9 @@ func (m memory) Queued(from uint64, f func(i uint64, scope int, rec []byte) bool
 	})
 }
 
-func (m memory) Bare(to uint64) {
+func (m memory) Bare(from, to uint64) {
 	p := m.p
-	first := max(p.next+p.deferred, p.lastBare)
+	first := max(p.next+p.deferred, p.lastBare, from)
 	if to > first {
 		p.counts.Unprotected += min(to, p.enqueued()) - first
 		p.lastBare = to

@@ -16,6 +16,7 @@ type lossyJournal struct {
 	memJournal
 	mem      Memory
 	at, bare uint64
+	bareFrom uint64 // the first record given up; those before it are still the journal's
 	n        uint64
 	queued   []uint64 // the numbers the queue held at the loss
 	wrong    []uint64 // of those, the ones whose bytes were not the record's
@@ -34,7 +35,7 @@ func (j *lossyJournal) Append(scope int, rec []byte) Verdict {
 			}
 			return true
 		})
-		j.mem.Bare(j.bare)
+		j.mem.Bare(j.bareFrom, j.bare)
 	}
 	j.n++
 	return j.memJournal.Append(scope, rec)
@@ -62,6 +63,28 @@ func TestMemoryQueuedAndBare(t *testing.T) {
 	p.mu.Unlock()
 	if spillable {
 		t.Error("records the journal gave up may be spilled to it")
+	}
+	close(s.block)
+	_ = p.Flush(t.Context())
+	checkLines(t, s, 40)
+}
+
+// Records given up from a number on are counted from there: those before
+// it the journal holds still (in another file). All the queue holds up to
+// the last given up stays in memory, never spilled.
+func TestMemoryBareFrom(t *testing.T) {
+	s := &sink{block: make(chan struct{})}
+	j := &lossyJournal{at: 30, bare: 20, bareFrom: 15}
+	p := newTestPipeline(t, s, func(c *Config) { c.MaxBatchRecords, c.Journal = 10, j })
+	p.AddScope(otlpwire.Scope{})
+	enqueueLines(t, p, 0, 10) // a batch: the exporter takes it, and waits
+	waitFor(t, "the first export", func() bool { return s.exports() == 1 })
+	enqueueLines(t, p, 10, 40)
+	p.mu.Lock()
+	spillable := p.spillable()
+	p.mu.Unlock()
+	if c := p.Counts(); c.Unprotected != 5 || spillable {
+		t.Errorf("counts %+v, spillable %v: want the 5 records given up, 15 to 19, unprotected, and none spilled", c, spillable)
 	}
 	close(s.block)
 	_ = p.Flush(t.Context())

@@ -121,13 +121,16 @@ func (s *Spool) cut(seg *segment) {
 // rejournal writes the records of seg numbered from first up to end that
 // the queue still holds into the next file, and returns it, nil if none
 // were or no file was ready, and the number of the first record left in
-// seg: the others are in the new file, or, without one, marked bare.
+// seg: the others are in the new file, and those it could not take (no
+// file, or it failed) are marked bare, counted unprotected from the first
+// it did not take.
 func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uint64) {
 	from = end
 	if s.memory == nil || first >= end {
 		return nil, end
 	}
 	failed := false
+	taken := first // the number after the last record journaled again
 	s.memory.Queued(first, func(i uint64, scope int, rec []byte) bool {
 		if i >= end {
 			return false
@@ -138,17 +141,25 @@ func (s *Spool) rejournal(seg *segment, first, end uint64) (r *segment, from uin
 				failed = true
 				return false
 			}
-			r.first = i
+			r.setFirst(i)
 		}
-		if r.off+s.need(r, scope, rec) > len(r.mem) || s.put(r, scope, rec) != nil {
+		if r.off+s.need(r, scope, rec) > len(r.mem) {
+			failed = true
+			return false
+		}
+		if err := s.put(r, scope, rec); err != nil {
+			// Its own fault, told and kept as any file's: never taken
+			// again; found cut, handleCuts's loop handles it next.
+			s.faulted(r, fmt.Errorf("writing %s: %v", r.path, err))
 			failed = true
 			return false
 		}
 		r.written++
+		taken = i + 1
 		return true
 	})
 	if failed {
-		s.memory.Bare(end) // those it could not take stay in memory, unprotected
+		s.memory.Bare(taken, end) // those it could not take stay in memory, unprotected
 	}
 	if r == nil {
 		return nil, from

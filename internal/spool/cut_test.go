@@ -7,12 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/zaplens/zaplens/internal/otlpwire"
 	"github.com/zaplens/zaplens/internal/pipeline"
@@ -286,5 +292,199 @@ func TestCutFileNeverTakenAgain(t *testing.T) {
 	fillAndSettle(t, s, 12) // three times the bound
 	if c := strings.Count(said.all(), "was cut to"); c != 1 || strings.Contains(said.all(), "stepped aside") {
 		t.Errorf("the cut told %d times, want once, and no stepping aside:\n%s", c, said.all())
+	}
+}
+
+// cutAfterReplay is a spool whose oldest file is cut to its first page
+// right after the next Replay once armed: between the spool's read and
+// the exporter's copy of the request.
+type cutAfterReplay struct {
+	*Spool
+	t     *testing.T
+	armed atomic.Bool
+	cut   atomic.Bool
+}
+
+func (j *cutAfterReplay) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
+	n, missing = j.Spool.Replay(from, req, max)
+	if j.armed.CompareAndSwap(true, false) {
+		files := segFiles(j.t, j.cfg.Dir)
+		slices.Sort(files)
+		if err := os.Truncate(files[0], int64(pageSize)); err != nil {
+			j.t.Error(err)
+		}
+		j.cut.Store(true)
+	}
+	return n, missing
+}
+
+// A spool file cut between the reading back and the copy of the final
+// export, Shutdown's, loses the records past the cut as the live path
+// does: they are counted failed as lost with the file (SpoolLost, error
+// type spool_lost), told with their number, and the records before the
+// cut are delivered. (Before, the whole request was counted as an export
+// that failed, of type _OTHER, and kept in the cut file, where a later
+// process counted the lost ones again.)
+func TestCutFileAtShutdownCountedLost(t *testing.T) {
+	dir := t.TempDir()
+	o := &outage{up: make(chan struct{})}
+	said := &lineSaid{}
+	j := &cutAfterReplay{Spool: openTest(t, dir, func(c *Config) { c.Say = said.say }), t: t}
+	p := exportAtShutdown(j, o)
+	const n = 300
+	for i := range n {
+		p.Enqueue(0, encoded(cutLine(i)), false)
+	}
+	if c := p.Counts(); c.Queued != n {
+		t.Fatalf("counts %+v before Shutdown: the test wants its export to be the first", c)
+	}
+	j.armed.Store(true)
+	close(o.up)
+	ctx := context.Background()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.CloseJournal(ctx)
+	if !j.cut.Load() {
+		t.Fatal("no file was cut")
+	}
+	c, got := p.Counts(), distinct(&o.received)
+	lost := uint64(n - got)
+	if got == 0 || lost == 0 || c.Exported != uint64(got) || c.Failed != lost || c.JournalLost != lost {
+		t.Errorf("%d of %d arrived; counts %+v: want the others failed, every one lost with the file", got, n, c)
+	}
+	var obs pipeline.Observation
+	p.Observe(&obs)
+	if want := []pipeline.TypeCount{{Type: pipeline.JournalLostType, N: lost}}; !slices.Equal(obs.FailedBy, want) {
+		t.Errorf("failed by %+v, want %+v", obs.FailedBy, want)
+	}
+	waitFor(t, func() bool { return strings.Contains(said.all(), "whose only copy it held are lost") })
+	if want := fmt.Sprintf(": %d log records whose only copy it held are lost", lost); !strings.Contains(said.all(), want) {
+		t.Errorf("said:\n%s\nwant %q", said.all(), want)
+	}
+	if sh := shipAll(t, dir, &received{}, true); sh.Counts().Found != 0 || sh.Counts().Lost != 0 {
+		t.Errorf("a later process counts %+v in the files: counted twice", sh.Counts())
+	}
+	t.Logf("%d delivered, %d lost with the cut", got, lost)
+}
+
+// exportAtShutdown is a pipeline journaled by j that exports nothing
+// before Shutdown: a batch never fills its 4 KiB queue, the schedule delay
+// is an hour, and what the queue has no room for spills to j's files.
+func exportAtShutdown(j pipeline.Journal, o *outage) *pipeline.Pipeline {
+	p := pipeline.New(pipeline.Config{MaxQueueBytes: 4 << 10, MaxBatchRecords: 50, MaxRequestBytes: 1 << 20,
+		ScheduleDelay: time.Hour, ExportTimeout: 5 * time.Second, Export: o.export, Journal: j,
+		Resource: otlpwire.NewResource([]attribute.KeyValue{attribute.String("service.name", "writer")}, "")})
+	p.AddScope(otlpwire.NewScope("a", "", "", nil))
+	return p
+}
+
+// A page failing in the middle of a record (not a cut: the pages after it
+// read) faults in every copy of the request: Replay reads every page of a
+// record, so that the final export finds it missing once and goes on,
+// rather than reading it back again for ever.
+func TestPageFailingInARecordAtShutdown(t *testing.T) {
+	o := &outage{up: make(chan struct{})}
+	s := openTest(t, t.TempDir(), nil)
+	p := exportAtShutdown(s, o)
+	const n, big = 100, 10
+	for i := range n {
+		line := cutLine(i)
+		if i == big {
+			line += strings.Repeat("y", 3*pageSize)
+		}
+		p.Enqueue(0, encoded(line), false)
+	}
+	if c := p.Counts(); c.Queued != n {
+		t.Fatalf("counts %+v before Shutdown: the test wants its export to be the first", c)
+	}
+	seg := s.segs[0]
+	_, payload := seg.record(big)
+	at := int(uintptr(unsafe.Pointer(&payload[0])) - uintptr(unsafe.Pointer(&seg.mem[0])))
+	page := (at + 2*pageSize - 1) &^ (pageSize - 1) // a page inside the payload, not its last
+	if err := syscall.Mprotect(seg.mem[page:page+pageSize], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	close(o.up)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v; counts %+v", err, p.Counts())
+	}
+	p.CloseJournal(ctx)
+	var obs pipeline.Observation
+	p.Observe(&obs)
+	c := obs.Counts
+	if c.JournalLost == 0 || c.Failed != c.JournalLost || c.Exported+c.Failed != n || slices.ContainsFunc(obs.FailedBy, func(tc pipeline.TypeCount) bool { return tc.Type != pipeline.JournalLostType }) {
+		t.Errorf("counts %+v, failed by %+v: want the records from the failing page on lost with the file, the others delivered", c, obs.FailedBy)
+	}
+}
+
+// The records of a cut file journaled again go to a file made after the
+// files that hold later records: a later process sends one process's
+// files in the order of their records, not of their names, so that every
+// record arrives in the order it was logged (docs/spool.md), once.
+func TestCutFileJournaledAgainSentInOrder(t *testing.T) {
+	dir := t.TempDir()
+	c, stderr := cutChild(t, dir, 1<<20) // the queue holds every line
+	const n = 600                        // two files: the housekeeper finds the first cut
+	logged(c, n)
+	cutOldest(t, dir)
+	waitFor(t, func() bool { return strings.Contains(stderr.all(), "journaled again") })
+	c.Kill()
+
+	r := &received{}
+	shipAll(t, dir, r, true)
+	want := make([]string, n)
+	for i := range want {
+		want[i] = "writer/a/" + cutLine(i)
+	}
+	inOrderLogged(t, r, want, "the child said:\n"+stderr.all())
+}
+
+// The file a cut file's records are journaled again in may fail too (a
+// page that cannot be written): that is told as any file's fault, and the
+// file never taken again; the records it could not take stay in memory,
+// counted unprotected, and are delivered. Before, its fault went untold.
+func TestCutFileJournaledAgainInAFailingFile(t *testing.T) {
+	dir := t.TempDir()
+	o := &outage{up: make(chan struct{})}
+	said := &lineSaid{}
+	p, s := spooledPipelineIn(t, dir, o, 1<<20, said.say) // the queue holds every line
+	n := 0
+	for ; n < 300; n++ {
+		p.Enqueue(0, encoded(cutLine(n)), false)
+	}
+	waitFor(t, func() bool { return s.spareReady.Load() })
+	s.hmu.Lock()
+	spare := s.spares[len(s.spares)-1]
+	s.hmu.Unlock()
+	// Past its first page: the header's stores are atomic, which the race
+	// detector makes in C, where a fault kills the process.
+	if err := syscall.Mprotect(spare.mem[pageSize:], syscall.PROT_READ); err != nil {
+		t.Fatal(err)
+	}
+	cutOldest(t, dir)
+	for ; !strings.Contains(said.all(), "was cut to"); n++ { // a write past the cut finds it
+		p.Enqueue(0, encoded(cutLine(n)), false)
+		time.Sleep(time.Millisecond)
+	}
+	want := fmt.Sprintf("writing %s: fault in the mapped file", spare.path)
+	waitFor(t, func() bool { return strings.Contains(said.all(), want) })
+	close(o.up)
+	waitFor(t, func() bool { return p.Counts().Queued == 0 })
+	ctx := context.Background()
+	_ = p.Shutdown(ctx)
+	p.CloseJournal(ctx)
+	// The queue held every record past the cut: the exporter's first
+	// batch, on disk only after its export failed, lies before it.
+	var past uint64
+	if m := regexp.MustCompile(`; (\d+) of its records not yet delivered were past the cut`).FindStringSubmatch(said.all()); m != nil {
+		past, _ = strconv.ParseUint(m[1], 10, 64)
+	}
+	c := p.Counts()
+	if c.Exported != uint64(n) || distinct(&o.received) != n || spare.written == 0 || c.Unprotected != past-spare.written {
+		t.Errorf("counts %+v, %d of %d arrived, %d of %d past the cut journaled again: want every one delivered, the others past the cut unprotected; said:\n%s",
+			c, distinct(&o.received), n, spare.written, past, said.all())
 	}
 }

@@ -25,6 +25,9 @@ import (
 //	 24  size uint64: the file's size as made
 //	 32  pid uint32
 //	 40  created int64, Unix nanoseconds
+//	 48  written uint64: records put in the file
+//	 56  first uint64: the writer's number of the file's first record
+//	     (its records are numbered from 0 in the order they were logged)
 //	frame
 //	  0  length uint32 of the payload, written last: 0 ends the frames;
 //	     settledBit set in a record's marks it settled past the header's count
@@ -35,6 +38,13 @@ import (
 // The header's count covers the records before the first one kept for a
 // later process (no collector answered for it); the records settled after
 // it carry the mark in their frames, set by one aligned store.
+//
+// A later process sends one process's files in the order of their first
+// records, not of their names: a file takes its name when it is made or
+// emptied, before it is filled, and the records of a file cut under its
+// writer that the queue still held are journaled again in a file made
+// after those holding later records. Writers before this count left it 0:
+// their files go by name.
 //
 // The written count lets a later process tell a file cut short under its
 // writer (truncated, or failing past a page) from one whose writer died:
@@ -60,6 +70,7 @@ const (
 	offPID     = 32
 	offCreated = 40
 	offWritten = 48
+	offFirst   = 56
 
 	kindResource = 0xFFFFFFFF
 	kindScope    = 0xFFFFFFFE
@@ -111,9 +122,18 @@ func storeSettled(mem []byte, n uint64) { storeUint64(mem[offSettled:], n) }
 // in one atomic store.
 func storeWritten(mem []byte, n uint64) { storeUint64(mem[offWritten:], n) }
 
+// storeFirst stores the header's number of the file's first record in
+// mem, a mapped segment, in one atomic store.
+func storeFirst(mem []byte, n uint64) { storeUint64(mem[offFirst:], n) }
+
 // writeSettled writes the header's settled count to the file fd, as the
-// shipper settles a file it does not map.
+// shipper settles a file it does not map; not into a file cut short of its
+// header, which the write would grow again into one that is no spool file.
 func writeSettled(fd int, n uint64) error {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Size < headerSize {
+		return errNotSegment
+	}
 	var b [8]byte
 	order.PutUint64(b[:], n)
 	_, err := syscall.Pwrite(fd, b[:], offSettled)
@@ -143,6 +163,7 @@ func putHeader(mem []byte, size, pid int, created int64) {
 	order.PutUint32(mem[offPID:], uint32(pid))
 	order.PutUint64(mem[offCreated:], uint64(created))
 	order.PutUint64(mem[offWritten:], 0)
+	order.PutUint64(mem[offFirst:], 0)
 }
 
 // resourcePayload is the payload of a resource frame.
@@ -215,6 +236,7 @@ type contents struct {
 	torn    int               // torn or corrupt frames, and junk after the last frame
 	found   uint64            // sound record frames, settled or not
 	written uint64            // records the header counts put in the file; 0: unknown
+	first   uint64            // the writer's number of its first record; 0 too in files of writers before it
 	size    int               // the file's size as made
 }
 
@@ -270,8 +292,8 @@ func parse(b []byte, keep bool) (*contents, error) {
 		places:  map[uint32]uint32{},
 		size:    size,
 	}
-	if start >= offWritten+8 {
-		c.written = order.Uint64(b[offWritten:])
+	if start >= offFirst+8 {
+		c.written, c.first = order.Uint64(b[offWritten:]), order.Uint64(b[offFirst:])
 	}
 	end := len(b)
 	if size >= start && size < end {

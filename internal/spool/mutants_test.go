@@ -134,8 +134,10 @@ func TestLargestRecordAFileTakes(t *testing.T) {
 }
 
 // A file emptied for a new turn takes a name after every name the spool
-// gave before: a later process sends the files in the order of their
-// names, which must be the order of their records.
+// gave before: names sort in the order the files were made or emptied,
+// for whoever lists the directory, and none is given twice. (A later
+// process sends them in the order of their first records, which the
+// headers give: see TestShipSendsInTheOrderLogged.)
 func TestReusedFilesNamedInOrder(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, nil)

@@ -190,6 +190,14 @@ func (seg *segment) recycle(dir, name string, pid int, created int64, resource [
 	return nil
 }
 
+// setFirst numbers seg's first record n, in its header too: a later
+// process orders the files by it. A fault here is the next write's to
+// find.
+func (seg *segment) setFirst(n uint64) {
+	seg.first = n
+	_ = guardFault(func() { storeFirst(seg.mem, n) })
+}
+
 // left is the records a later process is to send: those kept, and those
 // whose fate is not told.
 func (seg *segment) left() uint64 { return seg.written - seg.decided + seg.kept }
@@ -237,13 +245,19 @@ func (seg *segment) record(i uint64) (scope int, payload []byte) {
 	return int(frameKind(seg.mem, off)), framePayload(seg.mem, off)
 }
 
-// readBack is record, its payload's last byte read: a page past a cut
-// faults here, where the record is counted lost, not when the request's
-// body is copied out, which would fail the records with it.
+// readBack is record, a byte of each page of its payload read: a page past
+// a cut, or failing, faults here, where the record is counted lost, not
+// when the request's body is copied out, which would fail the records with
+// it. Every page, not the last alone: a page failing in the middle of a
+// record would fault in every copy, and the exporter read it back again
+// and again.
 func (seg *segment) readBack(i uint64) (scope int, payload []byte) {
 	scope, payload = seg.record(i)
+	for off := 0; off < len(payload); off += pageSize {
+		seg.last = payload[off] // a load, which a blank read is not
+	}
 	if len(payload) > 0 {
-		seg.last = payload[len(payload)-1] // a load, which a blank read is not
+		seg.last = payload[len(payload)-1]
 	}
 	return scope, payload
 }

@@ -46,7 +46,7 @@ type ShipCounts struct {
 	Exported  uint64 // of those, acknowledged by the collector
 	Rejected  uint64 // of those, rejected by the collector: not sent again
 	Torn      uint64 // torn or corrupt frames skipped, and files not readable as spool files
-	Lost      uint64 // records a file's header counts that are neither found nor settled: it was cut short under its writer
+	Lost      uint64 // records a file's header counts that are neither found nor settled (it was cut short under its writer), or found and cut off before they were sent: not in Found
 	Unread    uint64 // files left as they are: of a newer format, or failing to read
 }
 
@@ -138,6 +138,7 @@ type orphan struct {
 	path string
 	fd   int
 	segmentName
+	first uint64 // its header's number of its first record: see sortOrphans
 
 	// The file is read once, mapped, from the count to the shipping. What
 	// parse finds in it is not kept between them: about 32 bytes a record,
@@ -199,18 +200,27 @@ func (sh *Shipper) claim() ([]orphan, error) {
 		}
 		out = append(out, orphan{name: name, path: path, fd: fd, segmentName: n})
 	}
-	// sort.Slice, not slices.SortFunc: a struct type of our own would
-	// instantiate slices' sort again, 17 KB of code (benchmarks/binsize).
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix), cmp.Compare(a.seq, b.seq)) < 0
-	})
+	sortOrphans(out)
 	sh.mu.Lock()
 	for _, o := range out {
 		sh.claimed = append(sh.claimed, o.name)
 	}
 	sh.mu.Unlock()
 	return out, nil
+}
+
+// sortOrphans puts files in the order they are sent: processes by their
+// start, and one process's files by the number of their first record, as
+// their headers give it once count has read them (see format.go), then by
+// name.
+func sortOrphans(out []orphan) {
+	// sort.Slice, not slices.SortFunc: a struct type of our own would
+	// instantiate slices' sort again, 17 KB of code (benchmarks/binsize).
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.prefix, b.prefix),
+			cmp.Compare(a.first, b.first), cmp.Compare(a.seq, b.seq)) < 0
+	})
 }
 
 // listDir is os.ReadDir; a test swaps a file between the listing and the
@@ -280,9 +290,11 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 			found += c.unsent
 			torn += uint64(c.torn)
 			lost += sh.tellLost(&o, c)
+			o.first = c.first
 		}
 		readable = append(readable, o)
 	}
+	sortOrphans(readable)
 	sh.mu.Lock()
 	sh.counts.Processes = uint64(len(procs))
 	sh.counts.Files = uint64(len(orphans))
@@ -426,7 +438,10 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 		if n > 0 {
 			var body []byte
 			if err := guardFault(func() { body = req.Bytes() }); err != nil {
-				return false, err
+				if c = sh.readCut(o, c, settled); c == nil {
+					return false, err
+				}
+				continue // what the cut left, read again
 			}
 			exported, rejected, ok = sh.export(o.name, settled, body, n)
 		}
@@ -439,13 +454,61 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 		}
 		failures = 0
 		settled = next
-		writeSettled(o.fd, settled)
+		// Not written into a file cut short of its header: the next
+		// request's copy faults, and readCut counts the loss. A write that
+		// fails otherwise costs, at worst, a later process's sending these
+		// again, if this one dies before it removes the file.
+		_ = writeSettled(o.fd, settled)
 		sh.mu.Lock()
 		sh.counts.Exported += uint64(exported)
 		sh.counts.Rejected += uint64(rejected)
 		sh.mu.Unlock()
 	}
 	return true, nil
+}
+
+// readCut reads o again when it was cut short since it was read: its copy
+// faulted. The records found in it that the cut took, from the from-th on,
+// are lost for anyone: they move from Found to Lost, and it is told, as a
+// later process would tell it from the header, which the cut may have
+// taken too. It returns the file as it is now, or nil when o was not cut
+// (a page failing to read): then its records stay, left for a later try.
+func (sh *Shipper) readCut(o *orphan, c *contents, from uint64) *contents {
+	var st syscall.Stat_t
+	if syscall.Fstat(o.fd, &st) != nil || st.Size >= int64(len(o.mem)) {
+		return nil
+	}
+	had := unsentFrom(c, from)
+	size := len(o.mem)
+	syscall.Munmap(o.mem)
+	o.mem = nil
+	now, err := o.read(true)
+	switch {
+	case err != nil:
+		return nil
+	case now == nil:
+		now = &contents{} // no header left: nothing more to send
+	}
+	lost := had - min(had, unsentFrom(now, from))
+	sh.mu.Lock()
+	sh.counts.Found -= lost
+	sh.counts.Lost += lost
+	sh.mu.Unlock()
+	if sh.cfg.Say != nil {
+		sh.cfg.Say(fmt.Sprintf("zaplens: spool %s: %s was cut short while it was sent (%d bytes of %d): %d log records found in it were not sent yet, and are lost with the pages they were on",
+			sh.cfg.Dir, o.name, st.Size, size, lost))
+	}
+	return now
+}
+
+// unsentFrom is how many of c's records from the from-th on are to send.
+func unsentFrom(c *contents, from uint64) (n uint64) {
+	for i := from; i < uint64(len(c.records)); i++ {
+		if c.records[i].payload != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // export sends one request and reports what the collector did with it; ok

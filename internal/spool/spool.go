@@ -428,7 +428,7 @@ func (s *Spool) tellMade() {
 
 // install makes seg the active file.
 func (s *Spool) install(seg *segment) {
-	seg.first = s.written
+	seg.setFirst(s.written)
 	s.segs = append(s.segs, seg)
 	s.active = seg
 }

@@ -571,35 +571,93 @@ func TestShipLeavesFileCountCannotRead(t *testing.T) {
 	}
 }
 
-// A file cut short while the shipper sends it, between two requests, is an
-// error of that file too: the second request is built from the mapping
-// after the cut, and reading it faults. The cut file grows back to a page
-// when the first request's settled count is written into it, so the records
-// must lie past that page for the read to fault: 200 records of 110 bytes
-// lie on seven pages, and the second hundred starts on the fourth.
+// A file cut short while the shipper sends it, between two requests: the
+// second request is built from the mapping after the cut, and reading it
+// faults. The shipper reads the file again as the cut left it, sends the
+// records still in it, and counts and tells those the cut took as lost
+// (found, then lost: not in Found, not left), once; the file is done with.
+// Before, they were counted left, with an error, and once the file was cut
+// to nothing (then grown back to 24 bytes by the first request's settled
+// count), no later process could count them. 200 records of 110 bytes lie
+// on seven pages, and the second hundred starts on the fourth.
 func TestShipFileCutWhileSending(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		size int64 // the file's after the cut
+		sent int   // records delivered: the first request's and those whole on the pages the cut left; 0: more than 100, fewer than 200
+	}{
+		{"to nothing", 0, 100},
+		{"to five pages", 5 << 12, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir, nil)
+			for i := range 200 {
+				s.Append(0, encoded(fmt.Sprintf("line %03d %s", i, strings.Repeat("x", 86))))
+			}
+			s.Close(context.Background())
+			files := segFiles(t, dir)
+			if len(files) != 1 {
+				t.Fatalf("files %v", files)
+			}
+			var r received
+			cut := false // written by the shipper, read after Done
+			export := func(ctx context.Context, body []byte, n int, final bool) (int, error) {
+				if !cut {
+					cut = true
+					os.Truncate(files[0], tc.size) // body is the request's own copy
+				}
+				return r.export(ctx, body, n, final)
+			}
+			said := &lineSaid{}
+			sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Export, c.Say = export, said.say })
+			c := sh.Counts()
+			got := len(r.sorted())
+			if tc.sent > 0 && got != tc.sent || tc.sent == 0 && (got <= 100 || got >= 200) ||
+				c.Exported != uint64(got) || c.Found != c.Exported || c.Lost != uint64(200-got) || c.Left() != 0 || sh.Err() != nil {
+				t.Errorf("%d delivered, counts %+v, error %v: want the records the cut left delivered, the others lost, none left", got, c, sh.Err())
+			}
+			if want := fmt.Sprintf("%s was cut short while it was sent (%d bytes of %d): %d log records", filepath.Base(files[0]), tc.size, testSegment, 200-got); !strings.Contains(said.all(), want) {
+				t.Errorf("said:\n%s\nwant %q", said.all(), want)
+			}
+			if left := segFiles(t, dir); len(left) != 0 {
+				t.Errorf("left %v: counted once, the file is done with", left)
+			}
+		})
+	}
+}
+
+// A page of a file failing to read while the shipper sends it, the file
+// not cut (an I/O error): nothing is counted lost, the file is left as it
+// is, its records counted left, for a later try, and the shipper does not
+// read it again and again.
+func TestShipPageFailingWhileSending(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, nil)
 	for i := range 200 {
 		s.Append(0, encoded(fmt.Sprintf("line %03d %s", i, strings.Repeat("x", 86))))
 	}
 	s.Close(context.Background())
-	files := segFiles(t, dir)
-	if len(files) != 1 {
-		t.Fatalf("files %v", files)
+	old := readFile
+	t.Cleanup(func() { readFile = old })
+	var mem []byte // written by the shipper, read in its export
+	readFile = func(fd int) ([]byte, error) {
+		b, err := old(fd)
+		mem = b
+		return b, err
 	}
 	var r received
-	cut := false // written by the shipper, read after Done
+	failed := false
 	export := func(ctx context.Context, body []byte, n int, final bool) (int, error) {
-		if !cut {
-			cut = true
-			os.Truncate(files[0], 0) // body is the request's own copy
+		if !failed {
+			failed = true
+			syscall.Mprotect(mem[5<<12:6<<12], syscall.PROT_NONE) // body is the request's own copy
 		}
 		return r.export(ctx, body, n, final)
 	}
 	sh := shipAll(t, dir, &r, true, func(c *ShipConfig) { c.Export = export })
-	if c := sh.Counts(); c.Found != 200 || c.Exported != 100 || sh.Err() == nil || !strings.Contains(sh.Err().Error(), files[0]) {
-		t.Fatalf("counts %+v, error %v: want the first hundred sent, and the file's error", c, sh.Err())
+	if c := sh.Counts(); c.Found != 200 || c.Exported != 100 || c.Lost != 0 || c.Left() != 100 || sh.Err() == nil || len(segFiles(t, dir)) != 1 {
+		t.Errorf("counts %+v, error %v, files %v: want the first hundred sent, the others left in the file", c, sh.Err(), segFiles(t, dir))
 	}
 }
 
