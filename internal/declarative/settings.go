@@ -1,10 +1,11 @@
 package declarative
 
 import (
-	"crypto/tls"
 	"time"
 
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/zaplens/zaplens/internal/confval"
 )
 
 // Settings are what a configuration file sets of the pipeline, each value
@@ -44,7 +45,11 @@ type ExporterSettings struct {
 	Protocol, Endpoint, Compression Value[string]
 	Timeout                         Value[time.Duration]
 	Headers                         Value[map[string]string]
-	TLS                             Value[*tls.Config]
+	// TLS is the tls section's files, named by their keys, unread: the
+	// pipeline loads them only for a setting no option set, so that a
+	// file an option replaced (missing, unreadable, on a slow mount) is
+	// not read, as the certificate variables are not.
+	TLS Value[confval.TLSFiles]
 }
 
 // Value is a value the file gives a setting, at its key, or the error
