@@ -9,9 +9,10 @@ import (
 )
 
 // Settings are what a configuration file sets of the pipeline, each value
-// resolved and checked as far as it can be without the options: the
-// pipeline gives a setting no option set the file's value (a Value), and
-// tells the error of a value only then, as an option replaces it unread.
+// resolved and checked as far as it can be without the options (the
+// certificate files are not read: ExporterSettings.TLS): the pipeline
+// gives a setting no option set the file's value (a Value), and tells the
+// error of a value only then, as an option replaces it unread.
 // The errors that do not depend on an option (Exporter.Refused,
 // ResourceErr) are told whatever the options say. Errors name the file's
 // key, not the file, which the pipeline adds.
