@@ -69,7 +69,7 @@ func watchOpens(t *testing.T, dir string) func() []string {
 	}
 	t.Cleanup(func() { syscall.Close(fd) })
 	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_OPEN); err != nil {
-		t.Fatal(err)
+		t.Skipf("inotify watch: %v", err) // the system's watches used up
 	}
 	return func() []string {
 		var names []string
