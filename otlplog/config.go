@@ -2,6 +2,7 @@ package otlplog
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -83,13 +84,31 @@ func (c *providerConfig) applyFile(f *declarative.Settings) error {
 	if !c.exporterName.set {
 		for _, err := range []error{fromFile(&c.exporterName, e.Name), fromFile(&c.protocol, e.Protocol),
 			fromFile(&c.endpoint, e.Endpoint), fromFile(&c.compression, e.Compression), fromFile(&c.otlpTimeout, e.Timeout),
-			fromFile(&c.headers, e.Headers), fromFile(&c.tlsConfig, e.TLS)} {
+			fromFile(&c.headers, e.Headers)} {
 			if err != nil {
 				return err
 			}
 		}
+		if err := c.fileTLS(e.TLS); err != nil {
+			return err
+		}
 	}
 	return errors.Join(fromFile(&c.attrCount, f.AttributeCount), fromFile(&c.attrValueLen, f.AttributeValueLength), f.ResourceErr)
+}
+
+// fileTLS loads the file's tls section into the TLS configuration, if no
+// option gave one: the files of one an option replaced are not read, as
+// the certificate variables are not (readTLS). Unlike a variable's, the
+// first file that cannot be used refuses the file.
+func (c *providerConfig) fileTLS(v declarative.Value[confval.TLSFiles]) error {
+	if v.At == "" || c.tlsConfig.set {
+		return nil
+	}
+	cfg, errs := v.V.Config()
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return fromFile(&c.tlsConfig, declarative.Value[*tls.Config]{At: v.At, V: cfg})
 }
 
 // fromFile gives s the file's value v, if the file gives one and no

@@ -2,7 +2,6 @@ package otlplog
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/zaplens/zaplens/internal/confval"
 	"github.com/zaplens/zaplens/internal/declarative"
 	// The file's parser, as a program that reads OTEL_CONFIG_FILE links
 	// it: this package's tests read their files through it.
@@ -291,7 +291,8 @@ func TestApplyFileOrder(t *testing.T) {
 		return declarative.Value[time.Duration]{At: at, Err: errors.New(at)}
 	}
 	badName := declarative.Value[string]{At: "name", Err: errors.New("name")}
-	badTLS := declarative.Value[*tls.Config]{At: "tls", Err: errors.New("tls")}
+	key := "/nonexistent/key.pem" // without its certificate: refused unread
+	badTLS := declarative.Value[confval.TLSFiles]{At: "tls", V: confval.TLSFiles{Key: &key, Unpaired: "tls"}}
 	for _, tc := range []struct {
 		name string
 		f    declarative.Settings

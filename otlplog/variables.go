@@ -188,9 +188,11 @@ var variables = []variable{
 		def:  "`false`",
 		read: boolVar(func(c *providerConfig) *setting[bool] { return &c.recordUID }),
 	},
-	// The SDK's resource reads the next two as well (resource.WithFromEnv);
-	// the file does not replace them, so that the logs' resource is the one
-	// the program's other providers get from it (configfile's fileResource).
+	// The program's other providers read the next two into their resource
+	// (sdk/resource's WithFromEnv), even with a file: the file does not
+	// replace them, so that the logs' resource is the one those providers
+	// get from it (configfile's fileResource). Here they are read as
+	// WithFromEnv reads them (envAttributes), not by it.
 	{
 		names: []string{"OTEL_SERVICE_NAME"}, option: "WithServiceName", step: stepResource, // envAttributes
 		doc: "`service.name`",

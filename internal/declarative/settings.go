@@ -1,16 +1,18 @@
 package declarative
 
 import (
-	"crypto/tls"
 	"time"
 
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/zaplens/zaplens/internal/confval"
 )
 
 // Settings are what a configuration file sets of the pipeline, each value
-// resolved and checked as far as it can be without the options: the
-// pipeline gives a setting no option set the file's value (a Value), and
-// tells the error of a value only then, as an option replaces it unread.
+// resolved and checked as far as it can be without the options (the
+// certificate files are not read: ExporterSettings.TLS): the pipeline
+// gives a setting no option set the file's value (a Value), and tells the
+// error of a value only then, as an option replaces it unread.
 // The errors that do not depend on an option (Exporter.Refused,
 // ResourceErr) are told whatever the options say. Errors name the file's
 // key, not the file, which the pipeline adds.
@@ -44,7 +46,11 @@ type ExporterSettings struct {
 	Protocol, Endpoint, Compression Value[string]
 	Timeout                         Value[time.Duration]
 	Headers                         Value[map[string]string]
-	TLS                             Value[*tls.Config]
+	// TLS is the tls section's files, named by their keys, unread: the
+	// pipeline loads them only for a setting no option set, so that a
+	// file an option replaced (missing, unreadable, on a slow mount) is
+	// not read, as the certificate variables are not.
+	TLS Value[confval.TLSFiles]
 }
 
 // Value is a value the file gives a setting, at its key, or the error

@@ -9,11 +9,13 @@
 // the one otelconf.NewSDK uses for the program's other providers, ${VAR}
 // substitution included; its logger_provider, limits and resource
 // sections are checked and turned into the pipeline's settings here, and
-// otlplog gives them to the settings no option set. otelconf links the
-// SDK's trace and metric exporters too, about 1.3 MB, which is why the
-// pipeline leaves the file to this package: without the import, NewLoggerProvider refuses a set
-// OTEL_CONFIG_FILE with an error naming this package, rather than quietly
-// reading the variables the file was meant to replace.
+// otlplog gives them to the settings no option set, reading the tls
+// section's certificate files only then. otelconf links the SDK's trace
+// and metric exporters too, about 1.3 MB, which is why the pipeline
+// leaves the file to this package: without the import, NewLoggerProvider
+// refuses a set OTEL_CONFIG_FILE with an error naming this package,
+// rather than quietly reading the variables the file was meant to
+// replace.
 package configfile
 
 import (

@@ -2,7 +2,6 @@ package configfile
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -144,8 +143,7 @@ func otlp(at string, protocol transport.Protocol, o *declarative.OTLP) declarati
 		out.Headers = declarative.Value[map[string]string]{At: at + ".headers", V: h, Err: err}
 	}
 	if t := o.TLS; t.CAFile != nil || t.CertFile != nil || t.KeyFile != nil {
-		cfg, err := fileTLS(at+".tls", t)
-		out.TLS = declarative.Value[*tls.Config]{At: at + ".tls", V: cfg, Err: err}
+		out.TLS = declarative.Value[confval.TLSFiles]{At: at + ".tls", V: tlsFiles(at+".tls", t)}
 	}
 	return out
 }
@@ -172,19 +170,16 @@ func fileHeaders(at string, headers []declarative.Header, list *string) (map[str
 	return h, nil
 }
 
-// fileTLS loads the tls section at, as the certificate variables are
-// loaded, but that a file that cannot be used refuses the file.
-func fileTLS(at string, t declarative.TLS) (*tls.Config, error) {
+// tlsFiles is the tls section at, its files named by their keys, for the
+// pipeline to load as the certificate variables are loaded (otlplog's
+// fileTLS).
+func tlsFiles(at string, t declarative.TLS) confval.TLSFiles {
 	unpaired := at + ".key_file: missing; cert_file needs it"
 	if t.CertFile == nil {
 		unpaired = at + ".cert_file: missing; key_file needs it"
 	}
-	cfg, errs := confval.TLSFiles{CA: t.CAFile, Cert: t.CertFile, Key: t.KeyFile,
-		CAName: at + ".ca_file", PairName: at + ".cert_file and key_file", Unpaired: unpaired}.Config()
-	if len(errs) > 0 {
-		return nil, errs[0]
-	}
-	return cfg, nil
+	return confval.TLSFiles{CA: t.CAFile, Cert: t.CertFile, Key: t.KeyFile,
+		CAName: at + ".ca_file", PairName: at + ".cert_file and key_file", Unpaired: unpaired}
 }
 
 // limits takes logger_provider.limits, or else the general

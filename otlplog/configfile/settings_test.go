@@ -16,9 +16,9 @@ func TestFileHeadersListDecodeThenTrim(t *testing.T) {
 	}
 }
 
-// A tls section's file that cannot be used refuses the file, named by its
-// key; the certificate and the key come together, and the one missing is
-// named.
+// A tls section's file that cannot be used is named by its key, the
+// first of them refusing the file (otlplog's fileTLS); the certificate
+// and the key come together, and the one missing is named.
 func TestFileTLSRefused(t *testing.T) {
 	missing, other := "/nonexistent/ca.pem", "/nonexistent/other.pem"
 	for _, tc := range []struct {
@@ -31,9 +31,9 @@ func TestFileTLSRefused(t *testing.T) {
 		{declarative.TLS{CertFile: &other}, "T.key_file: missing; cert_file needs it"},
 		{declarative.TLS{KeyFile: &other}, "T.cert_file: missing; key_file needs it"},
 	} {
-		cfg, err := fileTLS("T", tc.tls)
-		if cfg != nil || err == nil || err.Error() != tc.want {
-			t.Errorf("%+v: %v, %v; want %s", tc.tls, cfg, err, tc.want)
+		cfg, errs := tlsFiles("T", tc.tls).Config()
+		if cfg != nil || len(errs) == 0 || errs[0].Error() != tc.want {
+			t.Errorf("%+v: %v, %v; want %s first", tc.tls, cfg, errs, tc.want)
 		}
 	}
 }
