@@ -382,7 +382,10 @@ func exportAtShutdown(j pipeline.Journal, o *outage) *pipeline.Pipeline {
 // A page failing in the middle of a record (not a cut: the pages after it
 // read) faults in every copy of the request: Replay reads every page of a
 // record, so that the final export finds it missing once and goes on,
-// rather than reading it back again for ever.
+// rather than reading it back again for ever. Only that record is lost:
+// the file is not cut, and the records after it, on pages that read, are
+// delivered (before, every record after it in the file was counted lost,
+// and the file removed).
 func TestPageFailingInARecordAtShutdown(t *testing.T) {
 	o := &outage{up: make(chan struct{})}
 	s := openTest(t, t.TempDir(), nil)
@@ -415,8 +418,70 @@ func TestPageFailingInARecordAtShutdown(t *testing.T) {
 	var obs pipeline.Observation
 	p.Observe(&obs)
 	c := obs.Counts
-	if c.JournalLost == 0 || c.Failed != c.JournalLost || c.Exported+c.Failed != n || slices.ContainsFunc(obs.FailedBy, func(tc pipeline.TypeCount) bool { return tc.Type != pipeline.JournalLostType }) {
-		t.Errorf("counts %+v, failed by %+v: want the records from the failing page on lost with the file, the others delivered", c, obs.FailedBy)
+	if c.JournalLost != 1 || c.Failed != 1 || c.Exported != n-1 || !slices.Equal(obs.FailedBy, []pipeline.TypeCount{{Type: pipeline.JournalLostType, N: 1}}) {
+		t.Errorf("counts %+v, failed by %+v: want the record on the failing page lost with the file, the others delivered", c, obs.FailedBy)
+	}
+	if seg.unreadable {
+		t.Error("the file was not read past the failing page")
+	}
+}
+
+// A page failing under frames' heads (not a cut) hides where every frame
+// after it starts: the records on disk only from the first on that page on
+// are lost, counted once, the file read back no further, not faulting on
+// each; those before it, and those the queue held, are delivered.
+func TestPageFailingUnderFramesAtShutdown(t *testing.T) {
+	o := &outage{up: make(chan struct{})}
+	s := openTest(t, t.TempDir(), nil)
+	p := exportAtShutdown(s, o)
+	const n = 300
+	for i := range n {
+		p.Enqueue(0, encoded(cutLine(i)), false)
+	}
+	if c := p.Counts(); c.Queued != n {
+		t.Fatalf("counts %+v before Shutdown: the test wants its export to be the first", c)
+	}
+	seg := s.segs[0]
+	_, payload := seg.record(n / 2)
+	at := int(uintptr(unsafe.Pointer(&payload[0])) - uintptr(unsafe.Pointer(&seg.mem[0])))
+	page := at &^ (pageSize - 1)
+	first := uint64(0) // the first record with bytes on the page
+	for ; ; first++ {
+		_, payload := seg.record(first)
+		if int(uintptr(unsafe.Pointer(&payload[0]))-uintptr(unsafe.Pointer(&seg.mem[0])))+len(payload) > page {
+			break
+		}
+	}
+	if err := syscall.Mprotect(seg.mem[page:page+pageSize], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	close(o.up)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v; counts %+v", err, p.Counts())
+	}
+	p.CloseJournal(ctx)
+	var obs pipeline.Observation
+	p.Observe(&obs)
+	c := obs.Counts
+	got := map[string]bool{}
+	for _, l := range o.lines {
+		got[l] = true
+	}
+	missed := []uint64{}
+	for i := range uint64(n) {
+		if !got["writer/a/"+cutLine(int(i))] {
+			missed = append(missed, i)
+		}
+	}
+	run := len(missed) > 0 && missed[0] == first && missed[len(missed)-1] == first+uint64(len(missed))-1
+	if lost := uint64(len(missed)); !run || c.JournalLost != lost || c.Failed != lost || c.Exported != n-lost ||
+		!slices.Equal(obs.FailedBy, []pipeline.TypeCount{{Type: pipeline.JournalLostType, N: lost}}) {
+		t.Errorf("counts %+v, failed by %+v, records missed %v: want those on disk only from %d, the first on the failing page, on lost with the file, the others delivered", c, obs.FailedBy, missed, first)
+	}
+	if !seg.unreadable {
+		t.Error("the file was read back past a frame's head that failed")
 	}
 }
 
