@@ -112,7 +112,9 @@ func TestFreePorts(t *testing.T) {
 
 // TestUnansweredRecords: the exporter's batch bound for each queue
 // consumer, read from the configuration, the Collector's 10 consumers
-// when it sets none; the tier's own configuration has one.
+// when it sets none; the tier's own configuration has one. A bound that
+// does not count records (a sizer of bytes, or none: requests by default)
+// is refused.
 func TestUnansweredRecords(t *testing.T) {
 	path, err := Config(t.TempDir())
 	if err != nil {
@@ -123,17 +125,19 @@ func TestUnansweredRecords(t *testing.T) {
 	}
 	for _, c := range []struct {
 		queue string
-		want  int
+		want  int // 0: refused
 	}{
-		{"num_consumers: 3\n      batch:\n        max_size: 100", 300},
-		{"batch:\n        max_size: 100", 1000},
+		{"num_consumers: 3\n      batch:\n        sizer: items\n        max_size: 100", 300},
+		{"batch:\n        sizer: items\n        max_size: 100", 1000},
+		{"batch:\n        max_size: 100", 0},
+		{"batch:\n        sizer: bytes\n        max_size: 100", 0},
 	} {
 		other := filepath.Join(t.TempDir(), "other.yaml")
 		cfg := "exporters:\n  " + LogsExporter + ":\n    sending_queue:\n      " + c.queue + "\n"
 		if err := os.WriteFile(other, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := UnansweredRecords(other); err != nil || n != c.want {
+		if n, err := UnansweredRecords(other); n != c.want || (err != nil) != (c.want == 0) {
 			t.Errorf("%s: %d (%v), want %d", cfg, n, err, c.want)
 		}
 	}

@@ -20,7 +20,9 @@ const defaultQueueConsumers = 10
 // seen answered: a batch of its exporter's sending_queue::batch::max_size
 // for each of the queue's consumers (num_consumers, the Collector's 10
 // when unset). A replica killed sends them again in its next life: the
-// duplicates one kill can make.
+// duplicates one kill can make. max_size counts log records only when the
+// batch's sizer says items; a configuration that leaves it to a default
+// (the queue's sizer, requests unless set) or measures bytes is refused.
 func UnansweredRecords(path string) (int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -31,6 +33,7 @@ func UnansweredRecords(path string) (int, error) {
 			SendingQueue struct {
 				NumConsumers int `yaml:"num_consumers"`
 				Batch        struct {
+					Sizer   string
 					MaxSize int `yaml:"max_size"`
 				}
 			} `yaml:"sending_queue"`
@@ -42,6 +45,9 @@ func UnansweredRecords(path string) (int, error) {
 	q := cfg.Exporters[LogsExporter].SendingQueue
 	if q.Batch.MaxSize <= 0 {
 		return 0, fmt.Errorf("%s: no sending_queue::batch::max_size for the %s exporter", path, LogsExporter)
+	}
+	if q.Batch.Sizer != "items" {
+		return 0, fmt.Errorf("%s: the %s exporter's sending_queue::batch::max_size counts %q, not log records: want sizer: items", path, LogsExporter, q.Batch.Sizer)
 	}
 	if q.NumConsumers <= 0 {
 		q.NumConsumers = defaultQueueConsumers

@@ -29,7 +29,7 @@ type segment struct {
 	reader     walk        // where reading back got to: see Spool.Replay
 	sealed     bool        // full: no record goes in any more
 	fault      error       // what faulted in its mapping; set, it is not touched again
-	unreadable bool        // reading it back faulted: its records are not read again
+	unreadable bool        // reading it back faulted where the frames after it cannot be found (a cut): its records are not read again
 	lost       uint64      // records found unreadable when read back: their only copy was here
 	lostTo     uint64      // 1 + the number in it of the latest counted in lost: a record read back again is not counted again
 	lostTold   bool        // lost was told

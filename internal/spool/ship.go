@@ -138,7 +138,8 @@ type orphan struct {
 	path string
 	fd   int
 	segmentName
-	first uint64 // its header's number of its first record: see sortOrphans
+	first  uint64 // its header's number of its first record: see sortOrphans
+	unsent uint64 // the records count found unsent in it: see readCut
 
 	// The file is read once, mapped, from the count to the shipping. What
 	// parse finds in it is not kept between them: about 32 bytes a record,
@@ -290,7 +291,7 @@ func (sh *Shipper) count(orphans []orphan) []orphan {
 			found += c.unsent
 			torn += uint64(c.torn)
 			lost += sh.tellLost(&o, c)
-			o.first = c.first
+			o.first, o.unsent = c.first, c.unsent
 		}
 		readable = append(readable, o)
 	}
@@ -405,6 +406,13 @@ func (o *orphan) close() {
 func (sh *Shipper) ship(o *orphan) bool {
 	defer o.close()
 	c, err := o.read(true)
+	if err != nil {
+		// Cut since count mapped it, while it waited its turn: read
+		// again as the cut left it, as when it is cut while sent.
+		if now := sh.readCut(o, o.unsent, 0); now != nil {
+			c, err = now, nil
+		}
+	}
 	sent := false
 	switch {
 	case err != nil:
@@ -438,7 +446,7 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 		if n > 0 {
 			var body []byte
 			if err := guardFault(func() { body = req.Bytes() }); err != nil {
-				if c = sh.readCut(o, c, settled); c == nil {
+				if c = sh.readCut(o, unsentFrom(c, settled), settled); c == nil {
 					return false, err
 				}
 				continue // what the cut left, read again
@@ -467,18 +475,18 @@ func (sh *Shipper) send(o *orphan, c *contents) (bool, error) {
 	return true, nil
 }
 
-// readCut reads o again when it was cut short since it was read: its copy
-// faulted. The records found in it that the cut took, from the from-th on,
-// are lost for anyone: they move from Found to Lost, and it is told, as a
-// later process would tell it from the header, which the cut may have
-// taken too. It returns the file as it is now, or nil when o was not cut
-// (a page failing to read): then its records stay, left for a later try.
-func (sh *Shipper) readCut(o *orphan, c *contents, from uint64) *contents {
+// readCut reads o again when it was cut short since it was mapped: a read
+// of it faulted, as it waited its turn or as it was sent. Of the records
+// found unsent in it from the from-th on, had, those the cut took are lost
+// for anyone: they move from Found to Lost, and it is told, as a later
+// process would tell it from the header, which the cut may have taken too.
+// It returns the file as it is now, or nil when o was not cut (a page
+// failing to read): then its records stay, left for a later try.
+func (sh *Shipper) readCut(o *orphan, had, from uint64) *contents {
 	var st syscall.Stat_t
 	if syscall.Fstat(o.fd, &st) != nil || st.Size >= int64(len(o.mem)) {
 		return nil
 	}
-	had := unsentFrom(c, from)
 	size := len(o.mem)
 	syscall.Munmap(o.mem)
 	o.mem = nil
@@ -489,7 +497,8 @@ func (sh *Shipper) readCut(o *orphan, c *contents, from uint64) *contents {
 	case now == nil:
 		now = &contents{} // no header left: nothing more to send
 	}
-	lost := had - min(had, unsentFrom(now, from))
+	// From the header's count on, too: those before it need no sending.
+	lost := had - min(had, unsentFrom(now, max(from, now.settled)))
 	sh.mu.Lock()
 	sh.counts.Found -= lost
 	sh.counts.Lost += lost

@@ -492,25 +492,22 @@ func (s *Spool) Settle(n int, keep bool) {
 // Replay adds to req the records from number from on that the files hold
 // (see pipeline.Journal), read in place: a file is not let go before its
 // records are settled. A record in no file (the spool had stepped aside)
-// or in a file whose mapping faults is counted missing.
+// or whose pages in its file fault is counted missing.
 func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing int) {
 	for n < max && from+uint64(n) < s.written && !s.closed {
 		i := from + uint64(n)
 		seg := s.holding(i)
-		added := false
+		added, read := false, false
 		if seg != nil && !seg.unreadable {
-			if err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) }); err != nil {
-				seg.unreadable = true
-				if seg.fault == nil {
-					s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
-				}
+			err := guardFault(func() { added = req.Add(seg.readBack(i - seg.first)) })
+			if read = err == nil; !read {
+				s.readFault(seg, i-seg.first, err)
 			}
 		}
-		if seg != nil && seg.unreadable {
-			seg.lose(i - seg.first)
-			seg = nil
-		}
-		if seg == nil {
+		if !read {
+			if seg != nil {
+				seg.lose(i - seg.first)
+			}
 			missing++
 		} else if !added {
 			break // req is full
@@ -519,6 +516,18 @@ func (s *Spool) Replay(from uint64, req *otlpwire.Request, max int) (n, missing 
 	}
 	s.handleCuts()
 	return n, missing
+}
+
+// readFault handles a fault in reading seg's i-th record back, told once a
+// file. A page failing in a payload (an I/O error, the file not cut) loses
+// that record alone: the frames after it may read. A frame's head that
+// fails hides where every frame after it starts: the file is not read
+// again. So it is with a cut: the first head past it fails.
+func (s *Spool) readFault(seg *segment, i uint64, err error) {
+	if seg.fault == nil {
+		s.faulted(seg, fmt.Errorf("reading %s back: %v", seg.path, err))
+	}
+	seg.unreadable = guardFault(func() { seg.record(i) }) != nil
 }
 
 // holding is the file that holds the record of number i, nil if none.
