@@ -39,7 +39,7 @@ func TestWithKeepsItsError(t *testing.T) {
 		e := GetEncoder()
 		got := map[string]string{}
 		for _, kv := range e.Attributes(tc.with, &zapcore.Entry{Stack: "goroutine 1"}, tc.fields) {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.AsString()
 		}
 		if e.Err() != tc.want || got[KeyExceptionMessage] != tc.want.Error() || got[KeyExceptionStack] == "" {
 			t.Errorf("%s: Err %v, attributes %v; want %v, its message and exception.stacktrace", tc.name, e.Err(), got, tc.want)
