@@ -2,7 +2,6 @@ package zaplens
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 
 	"github.com/zaplens/zaplens/internal/zapfield"
+	"github.com/zaplens/zaplens/internal/zapfield/fieldtest"
 )
 
 // verboseError prints more with %+v than Error says, as errors with a
@@ -35,51 +35,6 @@ func (e verboseError) Format(f fmt.State, verb rune) {
 	}
 	fmt.Fprint(f, e.msg)
 }
-
-// deepObject nests itself n levels, with a token at the bottom.
-type deepObject struct {
-	n      int
-	secret string
-}
-
-func (o deepObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
-	if o.n == 0 {
-		enc.AddString("token", o.secret)
-		return nil
-	}
-	return enc.AddObject("in", deepObject{o.n - 1, o.secret})
-}
-
-// deepArray nests arrays n levels, with an object holding a token at the bottom.
-type deepArray struct {
-	n      int
-	secret string
-}
-
-func (a deepArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
-	if a.n == 0 {
-		return enc.AppendObject(deepObject{0, a.secret})
-	}
-	return enc.AppendArray(deepArray{a.n - 1, a.secret})
-}
-
-// deepMap nests maps n levels, for zap.Any, with a token at the bottom.
-func deepMap(n int, secret string) map[string]any {
-	m := map[string]any{"token": secret}
-	for range n {
-		m = map[string]any{"in": m}
-	}
-	return m
-}
-
-// deepJSON is a value whose MarshalJSON gives maps nested n levels, with a
-// token at the bottom: read back, it lies past the depth bound.
-type deepJSON struct {
-	n      int
-	secret string
-}
-
-func (d deepJSON) MarshalJSON() ([]byte, error) { return json.Marshal(deepMap(d.n, d.secret)) }
 
 // Every way a value leaves through the bridge keeps a redacted key's
 // secret in: the direct way and the general one, core and tee, With,
@@ -108,8 +63,8 @@ func TestRedactEveryWayOut(t *testing.T) {
 				zap.NamedError("Token", multierr.Combine(errors.New("s3cret-cause1"), errors.New("s3cret-cause2"))))
 			l.With(zap.NamedError("token", verboseError{"s3cret-with", "s3cret-with-verbose"}), zap.String("token", "s3cret-with-field")).
 				Info("with")
-			l.Info("deep", zap.Any("any", deepMap(40, "s3cret-deep-any")), zap.Object("obj", deepObject{40, "s3cret-deep-object"}),
-				zap.Array("arr", deepArray{40, "s3cret-deep-array"}), zap.Any("json", deepJSON{40, "s3cret-deep-json"}))
+			l.Info("deep", zap.Any("any", fieldtest.DeepMap(40, "s3cret-deep-any")), zap.Object("obj", fieldtest.DeepObject{N: 40, Secret: "s3cret-deep-object"}),
+				zap.Array("arr", fieldtest.DeepArray{N: 40, Secret: "s3cret-deep-array"}), zap.Any("json", fieldtest.DeepJSON{N: 40, Secret: "s3cret-deep-json"}))
 			l.Error("failed", zap.Error(verboseError{"s3cret-exception", "s3cret-exception-verbose"}))
 			records += 6
 		}
@@ -191,7 +146,7 @@ func TestRedactGlobalSetLater(t *testing.T) {
 	l := zap.New(NewCore(WithSpanEvents(zapcore.InfoLevel))) // on the global provider, not yet set
 	otel.SetLoggerProvider(p)
 	span := recordedSpan(t, func(ctx context.Context) {
-		l.Info("deep", Context(ctx), zap.String("token", "s3cret-event"), zap.Object("obj", deepObject{40, "s3cret-deep"}))
+		l.Info("deep", Context(ctx), zap.String("token", "s3cret-event"), zap.Object("obj", fieldtest.DeepObject{N: 40, Secret: "s3cret-deep"}))
 	})
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)

@@ -42,11 +42,15 @@ type frame struct {
 //
 // The contract with its caller, the bridge: take an empty Encoder
 // (GetEncoder, or NewEncoder for one kept in a struct); set Entry, the
-// entry's state the leaves read; write the entry with AppendDirect, and,
-// if that declines it, with Attributes on the same Encoder, which reuses
-// what AppendDirect converted so that no user code runs twice; then
-// Release it, and only then. An Encoder is one entry's, never shared
-// between goroutines.
+// entry's state the leaves read; write the entry with AppendDirect, or
+// with Attributes (the bridge goes straight there when the direct way is
+// closed to the entry: another provider, a span event), or with
+// Attributes after AppendDirect declined it, on the same Encoder, which
+// then reuses what AppendDirect converted so that no user code runs
+// twice; then, once what either returned is sent, Release it (PutEncoder
+// does), and only then reuse it. A logger's With fields are converted
+// with an Encoder of their own, taken and released alike. An Encoder is
+// one entry's, never shared between goroutines.
 type Encoder struct {
 	kvs    []attribute.KeyValue // attributes of all open levels, flattened
 	frames []frame              // open namespaces, outermost first

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -386,5 +387,47 @@ func TestDirectKeepsNoHugeMemo(t *testing.T) {
 	e.direct.forget()
 	if c, k := cap(e.direct.conv), cap(e.direct.converted); c > maxPooledAttrs || k > maxPooledAttrs {
 		t.Errorf("kept room for %d attributes and %d conversions", c, k)
+	}
+}
+
+// Release leaves an Encoder as empty as NewEncoder made it, whatever its
+// entry went through (the direct way declining it after converting an
+// object and an exception, then the general way), the bridge's
+// EntryState included: a pooled Encoder carries nothing into the next
+// entry. One whose room a huge entry grew is not worth reusing; a huge
+// slot's room is dropped.
+func TestReleaseEmpties(t *testing.T) {
+	e := NewEncoder()
+	fields := []zapcore.Field{zap.Object("o", point{1, 2}), zap.Error(errors.New("boom")), zap.Int("a", 1), zap.Int("a", 2)}
+	huge := make([]zapcore.Field, maxPooledAttrs+1)
+	for i := range huge {
+		huge[i] = zap.Int(strconv.Itoa(i), i)
+	}
+	for _, tc := range []struct {
+		name   string
+		fields []zapcore.Field
+		slot   int // the slot's room
+		reuse  bool
+	}{{"an entry the direct way declined", fields, 1, true}, {"a huge entry", huge, maxPooledAttrs + 1, false}} {
+		e.Entry.Redact = otlpwire.NewRedactor("token")
+		e.Entry.Added = append(make([]attribute.KeyValue, 0, tc.slot), attribute.String("tenant", "acme"))
+		var rec otlpwire.Record
+		if _, ok := e.AppendDirect(nil, &With{}, &rec, &zapcore.Entry{}, tc.fields, otlpwire.DefaultLimits); ok {
+			t.Fatalf("%s: the direct way took it", tc.name)
+		}
+		e.Attributes(&With{}, &zapcore.Entry{Stack: "s"}, tc.fields)
+		if reuse := e.Release(); reuse != tc.reuse {
+			t.Errorf("%s: Release says worth reusing %v, want %v", tc.name, reuse, tc.reuse)
+		}
+		d := &e.direct
+		if e.Entry.Redact != nil || len(e.Entry.Added) != 0 || cap(e.Entry.Added) > maxPooledAttrs {
+			t.Errorf("%s: the entry's state is left: %+v (room for %d)", tc.name, e.Entry, cap(e.Entry.Added))
+		}
+		if len(e.kvs)+len(e.top)+len(e.frames) != 0 || e.hasErr || e.err != nil || e.depth != 0 || e.hold || e.held != (heldValue{}) {
+			t.Errorf("%s: the general way's state is left: %d attributes, %d exception's, %d namespaces, error %v", tc.name, len(e.kvs), len(e.top), len(e.frames), e.err)
+		}
+		if len(d.conv)+len(d.converted)+len(d.keys)+len(d.b) != 0 || d.exception.set || d.exception.err != nil {
+			t.Errorf("%s: what the direct way converted is left: %d attributes, %d fields, exception %v", tc.name, len(d.conv), len(d.converted), d.exception.err)
+		}
 	}
 }

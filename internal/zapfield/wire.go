@@ -26,9 +26,10 @@ import (
 // is written the general way instead: converted to attributes, made
 // unique, then encoded, reusing what the direct way had kept or
 // converted, so that no user code runs twice. Both write the same bytes:
-// encoder_test.go holds both to one table of every field kind, the
-// bridge's wire_test.go holds them to each other through its With, its
-// context and its features, and its differential tests to the SDK.
+// encoder_test.go holds both to one table of every field kind,
+// ways_test.go holds them to each other beside their leaves, the bridge's
+// wire_test.go through its With, its context and its features, and its
+// differential tests to the SDK.
 
 // MaxDirectKeys is the most keys the direct way writes; an entry with
 // more goes the general way. It bounds the direct way's search for

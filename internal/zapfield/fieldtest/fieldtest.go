@@ -1,10 +1,12 @@
 // Package fieldtest holds what the conversion's tests (internal/zapfield)
 // and the bridge's (the root package) both use: fields that hold what
-// encoding/json prints badly, and an OTLP value read back as an attribute.
-// Only tests import it.
+// encoding/json prints badly, values that nest past the depth bound with a
+// secret at the bottom, and an OTLP value read back as an attribute. Only
+// tests import it.
 package fieldtest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // Cyclic holds itself through Next, for a cycle.
@@ -77,6 +80,55 @@ func KeptValueFields() []zap.Field {
 		zap.Int("after", 1),
 	}
 }
+
+// DeepObject nests itself N levels, with Secret under "token" at the
+// bottom.
+type DeepObject struct {
+	N      int
+	Secret string
+}
+
+func (o DeepObject) MarshalLogObject(enc zapcore.ObjectEncoder) error {
+	if o.N == 0 {
+		enc.AddString("token", o.Secret)
+		return nil
+	}
+	return enc.AddObject("in", DeepObject{o.N - 1, o.Secret})
+}
+
+// DeepArray nests arrays N levels, with an object holding Secret under
+// "token" at the bottom.
+type DeepArray struct {
+	N      int
+	Secret string
+}
+
+func (a DeepArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
+	if a.N == 0 {
+		return enc.AppendObject(DeepObject{0, a.Secret})
+	}
+	return enc.AppendArray(DeepArray{a.N - 1, a.Secret})
+}
+
+// DeepMap nests maps n levels, for zap.Any, with secret under "token" at
+// the bottom.
+func DeepMap(n int, secret string) map[string]any {
+	m := map[string]any{"token": secret}
+	for range n {
+		m = map[string]any{"in": m}
+	}
+	return m
+}
+
+// DeepJSON is a value whose MarshalJSON gives maps nested N levels, with
+// Secret under "token" at the bottom: read back, it lies past the depth
+// bound.
+type DeepJSON struct {
+	N      int
+	Secret string
+}
+
+func (d DeepJSON) MarshalJSON() ([]byte, error) { return json.Marshal(DeepMap(d.N, d.Secret)) }
 
 // AnyAttr is the attribute.Value an OTLP value encodes.
 func AnyAttr(v *commonpb.AnyValue) attribute.Value {
