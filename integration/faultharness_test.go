@@ -55,6 +55,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
@@ -825,7 +826,7 @@ func sum(v []uint64) uint64 {
 // faultProc is a running child.
 type faultProc struct {
 	*childproc.Proc
-	stderr   *e2eBuffer
+	stderr   *testsupport.LockedBuffer
 	progress string
 }
 
@@ -851,7 +852,7 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 	if rd.starved {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}
-	c := &faultProc{stderr: &e2eBuffer{}, progress: progress}
+	c := &faultProc{stderr: &testsupport.LockedBuffer{}, progress: progress}
 	cmd.Stderr = c.stderr
 	c.Proc = childproc.Start(t, cmd, func(problem string) string {
 		return fmt.Sprintf("%v: %s; stderr:\n%s", rd, problem, c.stderr)

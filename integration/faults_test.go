@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -246,7 +247,7 @@ func TestNotRetried(t *testing.T) {
 // request was sent twice (requests identifies each one sent; the lines may
 // take one request or, on a slow machine, a few) and that Shutdown's
 // error, which it returns, says want.
-func checkRefused(t *testing.T, p *otlplog.LoggerProvider, losses *e2eBuffer, requests func() []string, want string) string {
+func checkRefused(t *testing.T, p *otlplog.LoggerProvider, losses *testsupport.LockedBuffer, requests func() []string, want string) string {
 	t.Helper()
 	const n = 200
 	provLog(p, n)
@@ -295,7 +296,7 @@ func TestNoCollector(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				endpoint := "http://" + freePort(t)
-				losses := &e2eBuffer{}
+				losses := &testsupport.LockedBuffer{}
 				opts := []otlplog.Option{otlplog.WithEndpoint(endpoint), otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(losses)}
 				if inFlight {
 					opts = append(opts, otlplog.WithScheduleDelay(20*time.Millisecond))
@@ -420,7 +421,7 @@ func TestProtocolMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			losses := &e2eBuffer{}
+			losses := &testsupport.LockedBuffer{}
 			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(tc.endpoint), otlplog.WithProtocol(string(tc.proto)),
 				otlplog.WithLossWriter(losses), otlplog.WithScheduleDelay(10*time.Millisecond), otlplog.WithOTLPTimeout(1500*time.Millisecond))
 			if err != nil {

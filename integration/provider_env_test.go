@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -38,9 +39,9 @@ func provCleanEnv(t *testing.T) {
 
 // provFromEnv builds a provider from the environment, shut down at the end
 // of the test; loss reports go to the returned buffer.
-func provFromEnv(t *testing.T, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func provFromEnv(t *testing.T, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	p, err := otlplog.NewLoggerProvider(context.Background(), append([]otlplog.Option{otlplog.WithLossWriter(losses)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewLoggerProvider: %v", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -58,12 +59,12 @@ func TestProviderWrongTokenFromEnv(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20wr0ng-T0KEN")
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(losses))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &e2eBuffer{}
+	logs := &testsupport.LockedBuffer{}
 	l := e2eLogger(p, logs)
 	for range 10 {
 		l.Info("rejected")
@@ -91,7 +92,7 @@ func TestProviderEndpointCredentialsHidden(t *testing.T) {
 	provCleanEnv(t)
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://admin:pa55w0rd@"+r.Endpoint())
-	var losses e2eBuffer
+	var losses testsupport.LockedBuffer
 	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&losses))
 	if err != nil {
 		t.Errorf("error %v: a bad variable is ignored, not an error", err)

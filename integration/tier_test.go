@@ -50,6 +50,7 @@ import (
 
 	"github.com/zaplens/zaplens/internal/gateways"
 	"github.com/zaplens/zaplens/internal/otelcol"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/internal/victorialogs"
 )
@@ -148,7 +149,7 @@ type tierService struct {
 
 type tierLife struct {
 	proc     *childproc.Proc
-	stderr   *e2eBuffer
+	stderr   *testsupport.LockedBuffer
 	progress string
 	killed   bool
 	logged   []uint64 // per goroutine
@@ -424,7 +425,7 @@ func (tr *tier) startServices() {
 func (tr *tier) startLife(s *tierService) *tierLife {
 	t := tr.t
 	life := len(s.lives)
-	l := &tierLife{stderr: &e2eBuffer{}, progress: filepath.Join(tr.root, fmt.Sprintf("progress-%s-%d", s.name, life))}
+	l := &tierLife{stderr: &testsupport.LockedBuffer{}, progress: filepath.Join(tr.root, fmt.Sprintf("progress-%s-%d", s.name, life))}
 	if err := os.WriteFile(l.progress, make([]byte, progWords*8), 0o600); err != nil {
 		t.Fatal(err)
 	}
