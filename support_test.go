@@ -15,6 +15,7 @@ var (
 	startOTLPServer     = testsupport.StartOTLPServer
 	keepRecords         = testsupport.KeepRecords
 	cleanEnv            = testsupport.CleanEnv
+	setEnv              = testsupport.Env
 	shutdownWithin      = testsupport.ShutdownWithin
 	childCommand        = testsupport.ChildCommand
 	spanContext         = testsupport.SpanContext

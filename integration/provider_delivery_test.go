@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -32,7 +33,7 @@ func provCheckSum(t *testing.T, st otlplog.Stats, r *Receiver) {
 // with the defaults every step fits the queue, so nothing may be lost,
 // however slow the machine (or the race detector) makes the exporter.
 func TestProviderBurstsDeliveredInFull(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r)
 	l := e2eLogger(p, e2eDiscard{})
@@ -54,7 +55,7 @@ func TestProviderBurstsDeliveredInFull(t *testing.T) {
 // The collector is down when the program starts and comes up a second
 // later: what the queue holds meanwhile is delivered, nothing lost.
 func TestProviderCollectorDownThenUp(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, Stopped())
 	p, losses := e2eProvider(t, r)
 	provLog(p, 5000)
@@ -78,7 +79,7 @@ func TestProviderCollectorDownThenUp(t *testing.T) {
 // Shutdown keeps its deadline with the collector down and says what it
 // could not deliver, in its error and in the final loss report.
 func TestProviderShutdownCollectorDown(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, Stopped())
 	p, losses := e2eProvider(t, r)
 	provLog(p, 1000)
@@ -102,7 +103,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 // Overload with the bounded wait: the loop slows down instead of dropping,
 // and everything arrives.
 func TestProviderBlockOnFull(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r, otlplog.WithBlockOnFull(5*time.Second))
 	l := e2eLogger(p, e2eDiscard{})
@@ -122,7 +123,7 @@ func TestProviderBlockOnFull(t *testing.T) {
 
 // Stats read while records move always add up.
 func TestProviderStatsAddUpUnderLoad(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r, otlplog.WithQueueSize(2000))
 	stop := make(chan struct{})

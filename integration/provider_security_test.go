@@ -26,7 +26,7 @@ func TestProviderTLSNotDowngraded(t *testing.T) {
 			{"scheme-less, CA not given", hostPort, "", "certificate"},
 		} {
 			t.Run(proto.Short()+"/"+tc.name, func(t *testing.T) {
-				provCleanEnv(t)
+				testsupport.CleanEnv(t)
 				r.Reset()
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
@@ -54,7 +54,7 @@ func TestProviderTLSNotDowngraded(t *testing.T) {
 }
 
 func TestProviderWrongTokenFromEnv(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, WithTLS(), WithBearerToken("right-token"))
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
@@ -89,7 +89,7 @@ func TestProviderWrongTokenFromEnv(t *testing.T) {
 // An endpoint variable with credentials in its URL is ignored, as a bad
 // value is, with a warning that does not show them; nothing goes to it.
 func TestProviderEndpointCredentialsHidden(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://admin:pa55w0rd@"+r.Endpoint())
 	var losses testsupport.LockedBuffer

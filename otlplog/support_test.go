@@ -20,6 +20,7 @@ var (
 	freeAddr        = testsupport.FreeAddr
 	testCerts       = testsupport.TestCerts
 	cleanEnv        = testsupport.CleanEnv
+	setEnv          = testsupport.Env
 	shutdownWithin  = testsupport.ShutdownWithin
 	childCommand    = testsupport.ChildCommand
 )

@@ -41,6 +41,16 @@ func CleanEnv(t testing.TB) {
 	}
 }
 
+// Env is CleanEnv with env then set, for the test: the environment a
+// table's case gives, and nothing of the machine's.
+func Env(t testing.TB, env map[string]string) {
+	t.Helper()
+	CleanEnv(t)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
 // MemExporter keeps records; Block, when set, holds every export until it
 // is closed or the export's context ends; Fail makes exports fail. It is the
 // pipeline's last step, as the OTLP transport is, with the requests decoded.
