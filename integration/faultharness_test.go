@@ -846,9 +846,7 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 	if rd.starved {
 		cfg.Spinners = 3
 	}
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultHarnessChild$")
-	cmd.Env = append(os.Environ(), faultChildEnv+"="+string(b))
+	cmd := childproc.Command("TestFaultHarnessChild", faultChildEnv, cfg)
 	if rd.starved {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}

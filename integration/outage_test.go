@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +42,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -166,9 +166,7 @@ func runOutage(t *testing.T, sc outageScenario) {
 
 // runOutageChild runs one rank to its end and returns its report.
 func runOutageChild(t *testing.T, cfg outageChild) outageReport {
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOutageChild$")
-	cmd.Env = append(os.Environ(), outageChildEnv+"="+string(b))
+	cmd := childproc.Command("TestOutageChild", outageChildEnv, cfg)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -188,13 +186,9 @@ func runOutageChild(t *testing.T, cfg outageChild) outageReport {
 // TestOutageChild is a rank: it logs numbered lines at its rate through a
 // NewLoggerProvider at its defaults, shuts down, and reports.
 func TestOutageChild(t *testing.T) {
-	raw := os.Getenv(outageChildEnv)
-	if raw == "" {
-		t.Skip("run by TestOutageHarness")
-	}
 	var cfg outageChild
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		t.Fatal(err)
+	if !childproc.Config(outageChildEnv, &cfg) {
+		t.Skip("run by TestOutageHarness")
 	}
 	opts := []otlplog.Option{otlplog.WithEndpoint(cfg.Endpoint), otlplog.WithServiceName("rank" + strconv.Itoa(cfg.Rank))}
 	if cfg.Spool != "" {

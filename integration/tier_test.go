@@ -39,7 +39,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -436,12 +435,10 @@ func (tr *tier) startLife(s *tierService) *tierLife {
 	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
 		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierSettings.pause,
 		BatchSize: tierSettings.batch, Progress: l.progress}
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTierChild$")
+	cmd := childproc.Command("TestTierChild", tierChildEnv, cfg)
 	if dir := tierSettings.cpuprofile; dir != "" {
 		cmd.Args = append(cmd.Args, "-test.cpuprofile="+filepath.Join(dir, fmt.Sprintf("%s-%d.prof", s.name, life)))
 	}
-	cmd.Env = append(os.Environ(), tierChildEnv+"="+string(b))
 	cmd.Stderr = l.stderr
 	l.proc = childproc.Start(t, cmd, func(problem string) string {
 		return fmt.Sprintf("%s life %d: %s; stderr:\n%s", s.name, life, problem, l.stderr)
