@@ -1113,20 +1113,12 @@ type faultKey struct {
 func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 	sender := l.sender(md)
 	var keys []faultKey
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				lr := lrs.At(k)
-				run, ok1 := lr.Attributes().Get("run")
-				g, ok2 := lr.Attributes().Get("g")
-				seq, ok3 := lr.Attributes().Get("seq")
-				if ok1 && ok2 && ok3 && g.Int() >= 0 && g.Int() < faultMaxRoutines && seq.Int() >= 0 && seq.Int() < 1<<30 {
-					keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
-				}
-			}
+	for lr := range logRecords(ld) {
+		run, ok1 := lr.Attributes().Get("run")
+		g, ok2 := lr.Attributes().Get("g")
+		seq, ok3 := lr.Attributes().Get("seq")
+		if ok1 && ok2 && ok3 && g.Int() >= 0 && g.Int() < faultMaxRoutines && seq.Int() >= 0 && seq.Int() < 1<<30 {
+			keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
 		}
 	}
 	l.mu.Lock()

@@ -247,25 +247,18 @@ func newOutageLedger(ranks int) *outageLedger {
 func (l *outageLedger) consume(_ int, ld plog.Logs) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				attrs := lrs.At(k).Attributes()
-				rank, ok1 := attrs.Get("rank")
-				seq, ok2 := attrs.Get("seq")
-				if !ok1 || !ok2 || rank.Int() < 0 || int(rank.Int()) >= len(l.copies) || seq.Int() < 0 || seq.Int() >= 1<<30 {
-					continue
-				}
-				c := &l.copies[rank.Int()]
-				for int(seq.Int()) >= len(*c) {
-					*c = append(*c, 0)
-				}
-				(*c)[seq.Int()]++
-			}
+	for lr := range logRecords(ld) {
+		attrs := lr.Attributes()
+		rank, ok1 := attrs.Get("rank")
+		seq, ok2 := attrs.Get("seq")
+		if !ok1 || !ok2 || rank.Int() < 0 || int(rank.Int()) >= len(l.copies) || seq.Int() < 0 || seq.Int() >= 1<<30 {
+			continue
 		}
+		c := &l.copies[rank.Int()]
+		for int(seq.Int()) >= len(*c) {
+			*c = append(*c, 0)
+		}
+		(*c)[seq.Int()]++
 	}
 	return nil
 }

@@ -35,6 +35,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"iter"
 	"net"
 	"strings"
 	"sync"
@@ -42,7 +43,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configauth"
@@ -55,6 +55,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 )
 
 // Proto is an OTLP transport, spelled as WithProtocol and
@@ -380,22 +382,34 @@ var protoSize plog.ProtoMarshaler
 // fields (2 bytes each) pdata writes and zaplens leaves out.
 func wireSize(ld plog.Logs) int {
 	n := protoSize.LogsSize(ld)
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				if lrs.At(k).TraceID().IsEmpty() {
-					n -= 2
-				}
-				if lrs.At(k).SpanID().IsEmpty() {
-					n -= 2
+	for lr := range logRecords(ld) {
+		if lr.TraceID().IsEmpty() {
+			n -= 2
+		}
+		if lr.SpanID().IsEmpty() {
+			n -= 2
+		}
+	}
+	return n
+}
+
+// logRecords yields every log record of ld, of every resource and scope,
+// in the request's order.
+func logRecords(ld plog.Logs) iter.Seq[plog.LogRecord] {
+	return func(yield func(plog.LogRecord) bool) {
+		rls := ld.ResourceLogs()
+		for i := range rls.Len() {
+			sls := rls.At(i).ScopeLogs()
+			for j := range sls.Len() {
+				lrs := sls.At(j).LogRecords()
+				for k := range lrs.Len() {
+					if !yield(lrs.At(k)) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return n
 }
 
 // Count is the number of log records stored so far.
