@@ -906,7 +906,7 @@ func startFaultFront(t *testing.T, target string, led *faultLedger) *faultFront 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
+	f := &faultFront{addr: testsupport.FreeAddr(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
 	f.proxy.ModifyResponse = func(resp *http.Response) error {
 		a := f.answer.Load()

@@ -295,7 +295,7 @@ func TestNoCollector(t *testing.T) {
 				name = proto.Short() + "/export in flight"
 			}
 			t.Run(name, func(t *testing.T) {
-				endpoint := "http://" + freePort(t)
+				endpoint := "http://" + testsupport.FreeAddr(t)
 				losses := &testsupport.LockedBuffer{}
 				opts := []otlplog.Option{otlplog.WithEndpoint(endpoint), otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(losses)}
 				if inFlight {

@@ -36,7 +36,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +55,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 )
 
@@ -179,8 +179,8 @@ func StartReceiver(t testing.TB, opts ...ReceiverOption) *Receiver {
 	for _, o := range opts {
 		o(&r.cfg)
 	}
-	r.endpoint = freePort(t)
-	r.httpAddr = freePort(t)
+	r.endpoint = testsupport.FreeAddr(t)
+	r.httpAddr = testsupport.FreeAddr(t)
 	if r.cfg.tls {
 		certs, err := testcert.Write(t.TempDir())
 		if err != nil {
@@ -553,18 +553,6 @@ func (a *bearerAuth) Authenticate(ctx context.Context, headers map[string][]stri
 	}
 	a.failures.Add(1)
 	return ctx, errors.New("missing or wrong bearer token")
-}
-
-// freePort returns "127.0.0.1:PORT" for a port that was free a moment ago.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 // String is for failure messages.
