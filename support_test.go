@@ -16,6 +16,7 @@ var (
 	keepRecords         = testsupport.KeepRecords
 	cleanEnv            = testsupport.CleanEnv
 	setEnv              = testsupport.Env
+	eventually          = testsupport.Eventually
 	shutdownWithin      = testsupport.ShutdownWithin
 	childCommand        = testsupport.ChildCommand
 	spanContext         = testsupport.SpanContext

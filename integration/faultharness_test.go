@@ -945,7 +945,7 @@ func (f *faultFront) up(t *testing.T) {
 		return
 	}
 	var ln net.Listener
-	if !waitFor(5*time.Second, func() bool {
+	if !testsupport.Eventually(5*time.Second, func() bool {
 		var err error
 		ln, err = net.Listen("tcp", f.addr)
 		return err == nil

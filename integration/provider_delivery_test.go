@@ -40,7 +40,7 @@ func TestProviderBurstsDeliveredInFull(t *testing.T) {
 	const steps = 3
 	for step := range steps {
 		e2eRankFrom(step*e2ePerStep, []*zap.Logger{l.Named("burst")}, 1, e2ePerStep, 0)
-		if !waitFor(20*time.Second, func() bool { return p.Stats().Queued == 0 }) {
+		if !testsupport.Eventually(20*time.Second, func() bool { return p.Stats().Queued == 0 }) {
 			t.Fatalf("step %d did not drain: %s", step, p.Stats())
 		}
 	}
@@ -66,7 +66,7 @@ func TestProviderCollectorDownThenUp(t *testing.T) {
 	}
 	// The receiver stores a batch before it answers; the provider counts it
 	// exported once the answer is in.
-	waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+	testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 	st := p.Stats()
 	provCheckSum(t, st, r)
 	// The first failed attempt is told at once (a warning, not a loss);

@@ -227,7 +227,7 @@ func TestProviderEnvBatch(t *testing.T) {
 		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "10")
 		p, _ := provFromEnv(t)
 		provLog(p, 10)
-		ok := waitFor(3*time.Second, func() bool { return p.Stats().Failed == 10 })
+		ok := testsupport.Eventually(3*time.Second, func() bool { return p.Stats().Failed == 10 })
 		if !ok {
 			t.Errorf("stats %s, want 10 failed by the 200ms export timeout", p.Stats())
 		}

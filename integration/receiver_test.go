@@ -445,21 +445,7 @@ func (r *Receiver) Reset() {
 // passes; it reports whether n was reached.
 func (r *Receiver) WaitForCount(t testing.TB, n int, timeout time.Duration) bool {
 	t.Helper()
-	return waitFor(timeout, func() bool { return r.Count() >= n })
-}
-
-// waitFor polls cond every 10ms until it holds or timeout passes.
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return testsupport.Eventually(timeout, func() bool { return r.Count() >= n })
 }
 
 // Record is one received log record, flattened. Attribute and resource

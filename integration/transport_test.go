@@ -74,7 +74,7 @@ func TestTransportBurst(t *testing.T) {
 				if !r.WaitForCount(t, n, 20*time.Second) {
 					t.Fatalf("received %d of %d; stats %s", r.Count(), n, p.Stats())
 				}
-				waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+				testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 				st := p.Stats()
 				recs := r.Records()
 				if len(recs) != n {
@@ -235,7 +235,7 @@ func TestTransportCollectorDownThenUp(t *testing.T) {
 			if !r.WaitForCount(t, n, 15*time.Second) {
 				t.Fatalf("received %d of %d after the collector came up; stats %s; losses %q", r.Count(), n, p.Stats(), losses.String())
 			}
-			waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+			testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 			st := p.Stats()
 			if got, _ := e2eDistinct(t, r.Records()); got != n || r.Count() != n {
 				t.Errorf("received %d records, %d distinct; want %d once each", r.Count(), got, n)

@@ -124,7 +124,7 @@ func vlCount(t *testing.T, s *victorialogs.Server, query string, want int) int {
 // error, the flush's or ask's.
 func vlPoll(s *victorialogs.Server, d time.Duration, ask func(ctx context.Context) (enough bool, err error)) error {
 	var err error
-	waitFor(d, func() bool {
+	testsupport.Eventually(d, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err = s.Flush(ctx); err != nil {

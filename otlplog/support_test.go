@@ -21,6 +21,7 @@ var (
 	testCerts       = testsupport.TestCerts
 	cleanEnv        = testsupport.CleanEnv
 	setEnv          = testsupport.Env
+	eventually      = testsupport.Eventually
 	shutdownWithin  = testsupport.ShutdownWithin
 	childCommand    = testsupport.ChildCommand
 )

@@ -108,6 +108,17 @@ func ShutdownWithin(p interface{ Shutdown(context.Context) error }, d time.Durat
 	return p.Shutdown(ctx)
 }
 
+// Eventually polls cond until it holds or d passes, and reports whether
+// it held: for what a goroutine or a process does in its own time.
+func Eventually(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
 // LockedBuffer is a WriteSyncer tests read while others write to it.
 type LockedBuffer struct {
 	mu  sync.Mutex
