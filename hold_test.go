@@ -218,16 +218,6 @@ func TestHoldBounds(t *testing.T) {
 	}
 }
 
-// eventually reports whether cond held within d.
-func eventually(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 // Without a span processor, a trace idle for the idle time is freed.
 func TestHoldIdleTraceIsFreed(t *testing.T) {
 	cleanEnv(t)

@@ -27,10 +27,7 @@ func TestLookupRank(t *testing.T) {
 		{"negative", map[string]string{"RANK": "-1"}, Rank{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			got, ok := LookupRank()
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("got %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)

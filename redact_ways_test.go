@@ -74,25 +74,16 @@ func TestRedactEveryWayOut(t *testing.T) {
 		p.Logger("other.code").Emit(ctx, r)
 		records++
 	})
-	if err := p.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.Records.Load(); n != int64(records) {
-		t.Fatalf("the receiver holds %d records, want %d", n, records)
-	}
-	var sent strings.Builder
-	for _, rl := range srv.Resources() {
-		sent.WriteString(prototext.Format(rl))
-	}
-	leaks(t, "records sent", sent.String())
+	sent := sentText(t, p, srv, records)
+	leaks(t, "records sent", sent)
 	// Per bridge (two with span events, two without): token, ns, token, tokenVerbose, Token, TokenCauses, the
 	// With's token and tokenVerbose, exception.message, errorVerbose, and
 	// tenant on each of its 6 records; then the emitted record's two; and
 	// inside the JSON text of the four deep values of each bridge.
-	if got, want := strings.Count(sent.String(), `"[redacted]"`), 4*(10+6)+2; got != want {
+	if got, want := strings.Count(sent, `"[redacted]"`), 4*(10+6)+2; got != want {
 		t.Errorf("%d values sent as [redacted], want %d", got, want)
 	}
-	if got, want := strings.Count(sent.String(), `\"[redacted]\"`), 4*4; got != want {
+	if got, want := strings.Count(sent, `\"[redacted]\"`), 4*4; got != want {
 		t.Errorf("%d values sent as [redacted] inside JSON text, want %d", got, want)
 	}
 	evs := span.Events()
@@ -148,17 +139,8 @@ func TestRedactGlobalSetLater(t *testing.T) {
 	span := recordedSpan(t, func(ctx context.Context) {
 		l.Info("deep", Context(ctx), zap.String("token", "s3cret-event"), zap.Object("obj", fieldtest.DeepObject{N: 40, Secret: "s3cret-deep"}))
 	})
-	if err := p.ForceFlush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.Records.Load(); n != 1 {
-		t.Fatalf("the receiver holds %d records, want 1", n)
-	}
-	var sent strings.Builder
-	for _, rl := range srv.Resources() {
-		sent.WriteString(prototext.Format(rl))
-	}
-	leaks(t, "records sent", sent.String())
+	sent := sentText(t, p, srv, 1)
+	leaks(t, "records sent", sent)
 	for _, ev := range span.Events() {
 		leaks(t, "span event "+ev.Name, fmt.Sprint(ev.Attributes))
 	}
@@ -188,20 +170,28 @@ func TestRedactKeyError(t *testing.T) {
 	l.Info("direct", zap.Stringer("token", panickingStringer{"s3cret-stringer"}))
 	l.Info("general", zap.Object("token", failingObject{"s3cret-object"}))
 	l.Info("general", zap.Namespace("ns"), zap.Stringer("Token", panickingStringer{"s3cret-nested"}))
+	sent := sentText(t, p, srv, 3)
+	leaks(t, "records sent", sent)
+	for _, k := range []string{`"tokenError"`, `"TokenError"`} {
+		if !strings.Contains(sent, k) {
+			t.Errorf("no %s sent", k)
+		}
+	}
+}
+
+// sentText flushes p and returns, as text, all that srv received, failing
+// the test unless that is want records.
+func sentText(t *testing.T, p *otlplog.LoggerProvider, srv *otlpServer, want int) string {
+	t.Helper()
 	if err := p.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := srv.Records.Load(); n != 3 {
-		t.Fatalf("the receiver holds %d records, want 3", n)
+	if n := srv.Records.Load(); n != int64(want) {
+		t.Fatalf("the receiver holds %d records, want %d", n, want)
 	}
 	var sent strings.Builder
 	for _, rl := range srv.Resources() {
 		sent.WriteString(prototext.Format(rl))
 	}
-	leaks(t, "records sent", sent.String())
-	for _, k := range []string{`"tokenError"`, `"TokenError"`} {
-		if !strings.Contains(sent.String(), k) {
-			t.Errorf("no %s sent", k)
-		}
-	}
+	return sent.String()
 }

@@ -15,6 +15,8 @@ var (
 	startOTLPServer     = testsupport.StartOTLPServer
 	keepRecords         = testsupport.KeepRecords
 	cleanEnv            = testsupport.CleanEnv
+	setEnv              = testsupport.Env
+	eventually          = testsupport.Eventually
 	shutdownWithin      = testsupport.ShutdownWithin
 	childCommand        = testsupport.ChildCommand
 	spanContext         = testsupport.SpanContext

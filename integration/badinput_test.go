@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -247,7 +248,7 @@ func TestBadInput(t *testing.T) {
 	t.Run("value length limit", func(t *testing.T) {
 		r := StartReceiver(t)
 		p, _ := e2eProvider(t, r, otlplog.WithAttributeValueLengthLimit(1024))
-		e2eLogger(p, &e2eBuffer{}).Info("limited", zap.String("big", big))
+		e2eLogger(p, &testsupport.LockedBuffer{}).Info("limited", zap.String("big", big))
 		e2eFlush(t, p)
 		recs := r.Records()
 		if len(recs) != 1 {

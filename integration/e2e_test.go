@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestCorrelation(t *testing.T) {
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r, otlplog.WithResourceAttributes(attribute.String("test.case", "correlation")))
-	base := &e2eBuffer{}
+	base := &testsupport.LockedBuffer{}
 	logger := e2eLogger(p, base, zaplens.WithLevel(zapcore.InfoLevel), zaplens.WithLoggerName("trainer"), zaplens.WithoutLoggerName("trainer.noisy"))
 
 	tp := sdktrace.NewTracerProvider()
@@ -200,12 +201,12 @@ func TestSecurity(t *testing.T) {
 	t.Run("right token, CA from the environment", func(t *testing.T) {
 		t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
 		t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20s3cret-token")
-		p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(r.URL()), otlplog.WithLossWriter(&e2eBuffer{}))
+		p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(r.URL()), otlplog.WithLossWriter(&testsupport.LockedBuffer{}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = p.Shutdown(context.Background()) }()
-		logger := e2eLogger(p, &e2eBuffer{})
+		logger := e2eLogger(p, &testsupport.LockedBuffer{})
 		for i := 0; i < 10; i++ {
 			logger.Info("secure line", zap.Int("i", i))
 		}
@@ -217,11 +218,11 @@ func TestSecurity(t *testing.T) {
 
 	t.Run("wrong token", func(t *testing.T) {
 		r.Reset()
-		losses := &e2eBuffer{}
+		losses := &testsupport.LockedBuffer{}
 		p, _ := e2eProvider(t, r,
 			otlplog.WithHeaders(map[string]string{"authorization": "Bearer wrong-token-XYZ"}),
 			otlplog.WithLossReport(50*time.Millisecond, func(l otlplog.Loss) { fmt.Fprintln(losses, l.String()) }))
-		logs := &e2eBuffer{}
+		logs := &testsupport.LockedBuffer{}
 		logger := e2eLogger(p, logs)
 		for i := 0; i < 10; i++ {
 			logger.Info("rejected line", zap.Int("i", i))

@@ -32,6 +32,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -150,20 +151,15 @@ func TestFaultHarnessChild(t *testing.T) {
 	if os.Getenv(faultSpinEnv) != "" {
 		faultSpin()
 	}
-	raw := os.Getenv(faultChildEnv)
-	if raw == "" {
-		t.Skip("a child of TestFaultHarness")
-	}
 	var cfg faultChildConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil || cfg.Goroutines > faultMaxRoutines {
-		fmt.Printf("bad config %q: %v\n", raw, err)
-		os.Exit(2)
+	if !childproc.Config(faultChildEnv, &cfg) {
+		t.Skip("a child of TestFaultHarness")
 	}
 	runFaultChild(cfg)
 }
 
 func runFaultChild(cfg faultChildConfig) {
-	words := mapProgress(cfg.Progress)
+	words := mapProgress(cfg.Progress, cfg.Goroutines)
 	for range cfg.Spinners {
 		go faultSpin()
 	}
@@ -295,8 +291,13 @@ func noteCall(words []uint64, start time.Time) {
 	}
 }
 
-// mapProgress maps the progress file, made by the parent, as words.
-func mapProgress(path string) []uint64 {
+// mapProgress maps the progress file, made by the parent, as words, for
+// goroutines logging: more than the file counts for end the child.
+func mapProgress(path string, goroutines int) []uint64 {
+	if goroutines > faultMaxRoutines {
+		fmt.Printf("bad config: %d goroutines, the progress file counts %d\n", goroutines, faultMaxRoutines)
+		os.Exit(2)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		fmt.Println("progress:", err)

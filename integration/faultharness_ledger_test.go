@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -119,13 +120,13 @@ func TestFaultFrontCutDuplicatesLiveSender(t *testing.T) {
 	for seq := range lines {
 		logger.Info("fault harness line", zap.Int("run", 0), zap.Int("g", 0), zap.Int("seq", seq))
 	}
-	if !waitFor(5*time.Second, func() bool { return r.Exports() >= 1 }) {
+	if !testsupport.Eventually(5*time.Second, func() bool { return r.Exports() >= 1 }) {
 		t.Fatal("the request never reached the receiver")
 	}
 	led.setSlow(0)
 	front.down() // while the receiver stores the request, slowly
 	front.up(t)
-	if !waitFor(5*time.Second, func() bool { return led.copies().copies >= 2*lines }) {
+	if !testsupport.Eventually(5*time.Second, func() bool { return led.copies().copies >= 2*lines }) {
 		t.Fatalf("%d copies arrived of %d lines; want each twice: the stored request, and the same sent again (stats %+v)", led.copies().copies, lines, p.Stats())
 	}
 	v := h.dupCauses(0)

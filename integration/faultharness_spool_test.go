@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -265,7 +266,7 @@ func (h *faultHarness) plant(dir string, run int) {
 	t := h.t
 	src := t.TempDir()
 	ctx := context.Background()
-	p, err := otlplog.NewLoggerProvider(ctx, otlplog.WithSpool(src), otlplog.WithEndpoint("http://"+freePort(t)),
+	p, err := otlplog.NewLoggerProvider(ctx, otlplog.WithSpool(src), otlplog.WithEndpoint("http://"+testsupport.FreeAddr(t)),
 		otlplog.WithOTLPTimeout(100*time.Millisecond), otlplog.WithServiceName("planted-by-nobody"), otlplog.WithLossWriter(io.Discard))
 	if err != nil {
 		t.Fatal(err)

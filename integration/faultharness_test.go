@@ -55,6 +55,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
@@ -825,7 +826,7 @@ func sum(v []uint64) uint64 {
 // faultProc is a running child.
 type faultProc struct {
 	*childproc.Proc
-	stderr   *e2eBuffer
+	stderr   *testsupport.LockedBuffer
 	progress string
 }
 
@@ -845,13 +846,11 @@ func (h *faultHarness) startChild(rd *faultRound, driven bool) *faultProc {
 	if rd.starved {
 		cfg.Spinners = 3
 	}
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultHarnessChild$")
-	cmd.Env = append(os.Environ(), faultChildEnv+"="+string(b))
+	cmd := childproc.Command("TestFaultHarnessChild", faultChildEnv, cfg)
 	if rd.starved {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
 	}
-	c := &faultProc{stderr: &e2eBuffer{}, progress: progress}
+	c := &faultProc{stderr: &testsupport.LockedBuffer{}, progress: progress}
 	cmd.Stderr = c.stderr
 	c.Proc = childproc.Start(t, cmd, func(problem string) string {
 		return fmt.Sprintf("%v: %s; stderr:\n%s", rd, problem, c.stderr)
@@ -907,7 +906,7 @@ func startFaultFront(t *testing.T, target string, led *faultLedger) *faultFront 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &faultFront{addr: freePort(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
+	f := &faultFront{addr: testsupport.FreeAddr(t), proxy: httputil.NewSingleHostReverseProxy(u), led: led}
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0) // a receiver down is a fault of the harness's making
 	f.proxy.ModifyResponse = func(resp *http.Response) error {
 		a := f.answer.Load()
@@ -946,7 +945,7 @@ func (f *faultFront) up(t *testing.T) {
 		return
 	}
 	var ln net.Listener
-	if !waitFor(5*time.Second, func() bool {
+	if !testsupport.Eventually(5*time.Second, func() bool {
 		var err error
 		ln, err = net.Listen("tcp", f.addr)
 		return err == nil
@@ -1114,20 +1113,12 @@ type faultKey struct {
 func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 	sender := l.sender(md)
 	var keys []faultKey
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				lr := lrs.At(k)
-				run, ok1 := lr.Attributes().Get("run")
-				g, ok2 := lr.Attributes().Get("g")
-				seq, ok3 := lr.Attributes().Get("seq")
-				if ok1 && ok2 && ok3 && g.Int() >= 0 && g.Int() < faultMaxRoutines && seq.Int() >= 0 && seq.Int() < 1<<30 {
-					keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
-				}
-			}
+	for lr := range logRecords(ld) {
+		run, ok1 := lr.Attributes().Get("run")
+		g, ok2 := lr.Attributes().Get("g")
+		seq, ok3 := lr.Attributes().Get("seq")
+		if ok1 && ok2 && ok3 && g.Int() >= 0 && g.Int() < faultMaxRoutines && seq.Int() >= 0 && seq.Int() < 1<<30 {
+			keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
 		}
 	}
 	l.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -55,7 +56,7 @@ func sameRequest(a, b Call) bool {
 // lines, and the provider counts them all exported.
 func checkOnce(t *testing.T, r *Receiver, p *otlplog.LoggerProvider, n int) {
 	t.Helper()
-	waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+	testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 	st := p.Stats()
 	if got, _ := e2eDistinct(t, r.Records()); got != n || r.Count() != n {
 		t.Errorf("received %d records, %d distinct; want %d, once each", r.Count(), got, n)
@@ -246,11 +247,11 @@ func TestNotRetried(t *testing.T) {
 // request was sent twice (requests identifies each one sent; the lines may
 // take one request or, on a slow machine, a few) and that Shutdown's
 // error, which it returns, says want.
-func checkRefused(t *testing.T, p *otlplog.LoggerProvider, losses *e2eBuffer, requests func() []string, want string) string {
+func checkRefused(t *testing.T, p *otlplog.LoggerProvider, losses *testsupport.LockedBuffer, requests func() []string, want string) string {
 	t.Helper()
 	const n = 200
 	provLog(p, n)
-	if !waitFor(5*time.Second, func() bool { return p.Stats().Failed == n }) {
+	if !testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Failed == n }) {
 		t.Fatalf("stats %s, want %d failed", p.Stats(), n)
 	}
 	time.Sleep(800 * time.Millisecond) // past the first backoff (500ms ±20%)
@@ -294,8 +295,8 @@ func TestNoCollector(t *testing.T) {
 				name = proto.Short() + "/export in flight"
 			}
 			t.Run(name, func(t *testing.T) {
-				endpoint := "http://" + freePort(t)
-				losses := &e2eBuffer{}
+				endpoint := "http://" + testsupport.FreeAddr(t)
+				losses := &testsupport.LockedBuffer{}
 				opts := []otlplog.Option{otlplog.WithEndpoint(endpoint), otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(losses)}
 				if inFlight {
 					opts = append(opts, otlplog.WithScheduleDelay(20*time.Millisecond))
@@ -348,7 +349,7 @@ func TestFlushDuringExport(t *testing.T) {
 			p, losses := e2eProviderOver(t, r, proto, otlplog.WithScheduleDelay(20*time.Millisecond))
 			const n = 100
 			provLog(p, n)
-			if !waitFor(5*time.Second, func() bool { return r.Count() > 0 }) {
+			if !testsupport.Eventually(5*time.Second, func() bool { return r.Count() > 0 }) {
 				t.Fatalf("the first export did not arrive")
 			}
 			start := time.Now()
@@ -357,7 +358,7 @@ func TestFlushDuringExport(t *testing.T) {
 			if ferr != nil {
 				t.Errorf("ForceFlush: %v", ferr)
 			}
-			waitFor(2*time.Second, func() bool { return r.Count() > n })
+			testsupport.Eventually(2*time.Second, func() bool { return r.Count() > n })
 			st := p.Stats()
 			if st.Exported != n || st.Lost() != 0 {
 				t.Errorf("stats %s, want %d exported", st, n)
@@ -420,7 +421,7 @@ func TestProtocolMismatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			losses := &e2eBuffer{}
+			losses := &testsupport.LockedBuffer{}
 			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithEndpoint(tc.endpoint), otlplog.WithProtocol(string(tc.proto)),
 				otlplog.WithLossWriter(losses), otlplog.WithScheduleDelay(10*time.Millisecond), otlplog.WithOTLPTimeout(1500*time.Millisecond))
 			if err != nil {
@@ -428,7 +429,7 @@ func TestProtocolMismatch(t *testing.T) {
 			}
 			provLog(p, 10)
 			start := time.Now()
-			if !waitFor(10*time.Second, func() bool { return p.Stats().Failed == 10 }) {
+			if !testsupport.Eventually(10*time.Second, func() bool { return p.Stats().Failed == 10 }) {
 				t.Fatalf("stats %s, want 10 failed", p.Stats())
 			}
 			took := time.Since(start)

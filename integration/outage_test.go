@@ -32,7 +32,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +42,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -166,9 +166,7 @@ func runOutage(t *testing.T, sc outageScenario) {
 
 // runOutageChild runs one rank to its end and returns its report.
 func runOutageChild(t *testing.T, cfg outageChild) outageReport {
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOutageChild$")
-	cmd.Env = append(os.Environ(), outageChildEnv+"="+string(b))
+	cmd := childproc.Command("TestOutageChild", outageChildEnv, cfg)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -188,13 +186,9 @@ func runOutageChild(t *testing.T, cfg outageChild) outageReport {
 // TestOutageChild is a rank: it logs numbered lines at its rate through a
 // NewLoggerProvider at its defaults, shuts down, and reports.
 func TestOutageChild(t *testing.T) {
-	raw := os.Getenv(outageChildEnv)
-	if raw == "" {
-		t.Skip("run by TestOutageHarness")
-	}
 	var cfg outageChild
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		t.Fatal(err)
+	if !childproc.Config(outageChildEnv, &cfg) {
+		t.Skip("run by TestOutageHarness")
 	}
 	opts := []otlplog.Option{otlplog.WithEndpoint(cfg.Endpoint), otlplog.WithServiceName("rank" + strconv.Itoa(cfg.Rank))}
 	if cfg.Spool != "" {
@@ -253,25 +247,18 @@ func newOutageLedger(ranks int) *outageLedger {
 func (l *outageLedger) consume(_ int, ld plog.Logs) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				attrs := lrs.At(k).Attributes()
-				rank, ok1 := attrs.Get("rank")
-				seq, ok2 := attrs.Get("seq")
-				if !ok1 || !ok2 || rank.Int() < 0 || int(rank.Int()) >= len(l.copies) || seq.Int() < 0 || seq.Int() >= 1<<30 {
-					continue
-				}
-				c := &l.copies[rank.Int()]
-				for int(seq.Int()) >= len(*c) {
-					*c = append(*c, 0)
-				}
-				(*c)[seq.Int()]++
-			}
+	for lr := range logRecords(ld) {
+		attrs := lr.Attributes()
+		rank, ok1 := attrs.Get("rank")
+		seq, ok2 := attrs.Get("seq")
+		if !ok1 || !ok2 || rank.Int() < 0 || int(rank.Int()) >= len(l.copies) || seq.Int() < 0 || seq.Int() >= 1<<30 {
+			continue
 		}
+		c := &l.copies[rank.Int()]
+		for int(seq.Int()) >= len(*c) {
+			*c = append(*c, 0)
+		}
+		(*c)[seq.Int()]++
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -32,14 +33,14 @@ func provCheckSum(t *testing.T, st otlplog.Stats, r *Receiver) {
 // with the defaults every step fits the queue, so nothing may be lost,
 // however slow the machine (or the race detector) makes the exporter.
 func TestProviderBurstsDeliveredInFull(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r)
 	l := e2eLogger(p, e2eDiscard{})
 	const steps = 3
 	for step := range steps {
 		e2eRankFrom(step*e2ePerStep, []*zap.Logger{l.Named("burst")}, 1, e2ePerStep, 0)
-		if !waitFor(20*time.Second, func() bool { return p.Stats().Queued == 0 }) {
+		if !testsupport.Eventually(20*time.Second, func() bool { return p.Stats().Queued == 0 }) {
 			t.Fatalf("step %d did not drain: %s", step, p.Stats())
 		}
 	}
@@ -54,7 +55,7 @@ func TestProviderBurstsDeliveredInFull(t *testing.T) {
 // The collector is down when the program starts and comes up a second
 // later: what the queue holds meanwhile is delivered, nothing lost.
 func TestProviderCollectorDownThenUp(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, Stopped())
 	p, losses := e2eProvider(t, r)
 	provLog(p, 5000)
@@ -65,7 +66,7 @@ func TestProviderCollectorDownThenUp(t *testing.T) {
 	}
 	// The receiver stores a batch before it answers; the provider counts it
 	// exported once the answer is in.
-	waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+	testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 	st := p.Stats()
 	provCheckSum(t, st, r)
 	// The first failed attempt is told at once (a warning, not a loss);
@@ -78,7 +79,7 @@ func TestProviderCollectorDownThenUp(t *testing.T) {
 // Shutdown keeps its deadline with the collector down and says what it
 // could not deliver, in its error and in the final loss report.
 func TestProviderShutdownCollectorDown(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, Stopped())
 	p, losses := e2eProvider(t, r)
 	provLog(p, 1000)
@@ -102,7 +103,7 @@ func TestProviderShutdownCollectorDown(t *testing.T) {
 // Overload with the bounded wait: the loop slows down instead of dropping,
 // and everything arrives.
 func TestProviderBlockOnFull(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r, otlplog.WithBlockOnFull(5*time.Second))
 	l := e2eLogger(p, e2eDiscard{})
@@ -122,7 +123,7 @@ func TestProviderBlockOnFull(t *testing.T) {
 
 // Stats read while records move always add up.
 func TestProviderStatsAddUpUnderLoad(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	p, _ := e2eProvider(t, r, otlplog.WithQueueSize(2000))
 	stop := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -15,32 +16,11 @@ import (
 // the Collector's receiver: the provider is built from the environment
 // alone (no options but the loss writer) and what arrives is checked.
 
-// provVars is every variable the provider reads; provCleanEnv empties them
-// so that the machine's environment cannot change a test.
-var provVars = []string{
-	"OTEL_SDK_DISABLED", "OTEL_LOGS_EXPORTER", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
-	"OTEL_BLRP_MAX_QUEUE_SIZE", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "OTEL_BLRP_SCHEDULE_DELAY", "OTEL_BLRP_EXPORT_TIMEOUT",
-	"OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT",
-	"RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
-	"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
-}
-
-func provCleanEnv(t *testing.T) {
-	t.Helper()
-	for _, k := range provVars {
-		t.Setenv(k, "")
-	}
-	for _, s := range []string{"ENDPOINT", "INSECURE", "HEADERS", "CERTIFICATE", "CLIENT_CERTIFICATE", "CLIENT_KEY", "COMPRESSION", "TIMEOUT", "PROTOCOL"} {
-		t.Setenv("OTEL_EXPORTER_OTLP_"+s, "")
-		t.Setenv("OTEL_EXPORTER_OTLP_LOGS_"+s, "")
-	}
-}
-
 // provFromEnv builds a provider from the environment, shut down at the end
 // of the test; loss reports go to the returned buffer.
-func provFromEnv(t *testing.T, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func provFromEnv(t *testing.T, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	p, err := otlplog.NewLoggerProvider(context.Background(), append([]otlplog.Option{otlplog.WithLossWriter(losses)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewLoggerProvider: %v", err)
@@ -81,10 +61,7 @@ func TestProviderEnvEndpoint(t *testing.T) {
 		{"http/protobuf gzip", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.HTTPURL(), "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			provCleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			testsupport.Env(t, tc.env)
 			r.Reset()
 			p, _ := provFromEnv(t)
 			provLog(p, 100)
@@ -109,7 +86,7 @@ func TestProviderEnvEndpoint(t *testing.T) {
 // collector answers 404, the records fail, and the error says which path
 // to check.
 func TestProviderEnvHTTPLogsEndpointAsGiven(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.HTTPURL())
@@ -133,7 +110,7 @@ func eachVariable(t *testing.T, generic string, f func(t *testing.T, key string,
 	for _, proto := range protos {
 		for _, key := range []string{generic, logs} {
 			t.Run(proto.Short()+"/"+key, func(t *testing.T) {
-				provCleanEnv(t)
+				testsupport.CleanEnv(t)
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
 				f(t, key, proto)
 			})
@@ -180,7 +157,7 @@ func TestProviderEnvHeaders(t *testing.T) {
 // it, and ZAPLENS_RETRY_MAX_ELAPSED the retries: the records fail, counted,
 // instead of waiting.
 func TestProviderEnvTimeout(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, WithExportDelay(3*time.Second))
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", "300")
@@ -201,7 +178,7 @@ func TestProviderEnvTimeout(t *testing.T) {
 
 func TestProviderEnvBatch(t *testing.T) {
 	t.Run("OTEL_BLRP_MAX_QUEUE_SIZE", func(t *testing.T) {
-		provCleanEnv(t)
+		testsupport.CleanEnv(t)
 		r := StartReceiver(t, Stopped())
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 		t.Setenv("OTEL_BLRP_MAX_QUEUE_SIZE", "500")
@@ -214,7 +191,7 @@ func TestProviderEnvBatch(t *testing.T) {
 		}
 	})
 	t.Run("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", func(t *testing.T) {
-		provCleanEnv(t)
+		testsupport.CleanEnv(t)
 		r := StartReceiver(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 		t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "10")
@@ -231,7 +208,7 @@ func TestProviderEnvBatch(t *testing.T) {
 		}
 	})
 	t.Run("OTEL_BLRP_SCHEDULE_DELAY", func(t *testing.T) {
-		provCleanEnv(t)
+		testsupport.CleanEnv(t)
 		r := StartReceiver(t)
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "50")
@@ -243,14 +220,14 @@ func TestProviderEnvBatch(t *testing.T) {
 		}
 	})
 	t.Run("OTEL_BLRP_EXPORT_TIMEOUT", func(t *testing.T) {
-		provCleanEnv(t)
+		testsupport.CleanEnv(t)
 		r := StartReceiver(t, WithExportDelay(3*time.Second))
 		t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 		t.Setenv("OTEL_BLRP_EXPORT_TIMEOUT", "200")
 		t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "10")
 		p, _ := provFromEnv(t)
 		provLog(p, 10)
-		ok := waitFor(3*time.Second, func() bool { return p.Stats().Failed == 10 })
+		ok := testsupport.Eventually(3*time.Second, func() bool { return p.Stats().Failed == 10 })
 		if !ok {
 			t.Errorf("stats %s, want 10 failed by the 200ms export timeout", p.Stats())
 		}
@@ -261,7 +238,7 @@ func TestProviderEnvOff(t *testing.T) {
 	r := StartReceiver(t)
 	for _, kv := range [][2]string{{"OTEL_SDK_DISABLED", "true"}, {"OTEL_LOGS_EXPORTER", "none"}} {
 		t.Run(kv[0], func(t *testing.T) {
-			provCleanEnv(t)
+			testsupport.CleanEnv(t)
 			r.Reset()
 			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 			t.Setenv(kv[0], kv[1])
@@ -276,7 +253,7 @@ func TestProviderEnvOff(t *testing.T) {
 }
 
 func TestProviderEnvResourceAndLimits(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
 	t.Setenv("OTEL_SERVICE_NAME", "trainer")
@@ -322,24 +299,18 @@ func TestProviderEnvBad(t *testing.T) {
 		{"OTEL_BLRP_SCHEDULE_DELAY", "soon"},
 	} {
 		t.Run(kv[0], func(t *testing.T) {
-			provCleanEnv(t)
-			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.URL())
-			t.Setenv(kv[0], kv[1])
-			var w strings.Builder
-			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&w))
+			w, err, shutErr := provShipTen(t, r, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": r.URL(), kv[0]: kv[1]})
 			if err != nil {
 				t.Errorf("error %v, want none: the value is ignored", err)
 			}
-			provLog(p, 10)
-			if err := p.Shutdown(context.Background()); err != nil || r.Count() != 10 {
-				t.Errorf("shutdown %v, received %d of 10", err, r.Count())
+			if shutErr != nil || r.Count() != 10 {
+				t.Errorf("shutdown %v, received %d of 10", shutErr, r.Count())
 			}
-			if !strings.Contains(w.String(), "zaplens: "+kv[0]) || !strings.Contains(w.String(), "ignored, as if not set") {
-				t.Errorf("loss writer has %q, want a warning naming %s", w.String(), kv[0])
+			if !strings.Contains(w, "zaplens: "+kv[0]) || !strings.Contains(w, "ignored, as if not set") {
+				t.Errorf("loss writer has %q, want a warning naming %s", w, kv[0])
 			}
-			if strings.Contains(w.String(), "s3cret") {
-				t.Errorf("the warning shows the header: %q", w.String())
+			if strings.Contains(w, "s3cret") {
+				t.Errorf("the warning shows the header: %q", w)
 			}
 		})
 	}
@@ -350,18 +321,27 @@ func TestProviderEnvBad(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "grpc/protobuf"},
 	} {
 		t.Run(kv[0], func(t *testing.T) {
-			provCleanEnv(t)
-			r.Reset()
-			t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", r.URL())
-			t.Setenv(kv[0], kv[1])
-			p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(nil))
+			_, err, shutErr := provShipTen(t, r, map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": r.URL(), kv[0]: kv[1]})
 			if err == nil || !strings.Contains(err.Error(), kv[0]) {
 				t.Errorf("error %v, want one naming %s", err, kv[0])
 			}
-			provLog(p, 10)
-			if err := p.Shutdown(context.Background()); err == nil || !strings.Contains(err.Error(), kv[0]) || r.Count() != 0 {
-				t.Errorf("shutdown %v, received %d; want the error again and nothing sent", err, r.Count())
+			if shutErr == nil || !strings.Contains(shutErr.Error(), kv[0]) || r.Count() != 0 {
+				t.Errorf("shutdown %v, received %d; want the error again and nothing sent", shutErr, r.Count())
 			}
 		})
 	}
+}
+
+// provShipTen builds a provider from env alone, over a clean environment,
+// logs ten records and shuts it down, r reset first: what the loss writer
+// got, and what NewLoggerProvider and Shutdown return.
+func provShipTen(t *testing.T, r *Receiver, env map[string]string) (losses string, newErr, shutdownErr error) {
+	t.Helper()
+	testsupport.Env(t, env)
+	r.Reset()
+	var w strings.Builder
+	p, newErr := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&w))
+	provLog(p, 10)
+	shutdownErr = p.Shutdown(context.Background())
+	return w.String(), newErr, shutdownErr
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -25,7 +26,7 @@ func TestProviderTLSNotDowngraded(t *testing.T) {
 			{"scheme-less, CA not given", hostPort, "", "certificate"},
 		} {
 			t.Run(proto.Short()+"/"+tc.name, func(t *testing.T) {
-				provCleanEnv(t)
+				testsupport.CleanEnv(t)
 				r.Reset()
 				t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", string(proto))
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", tc.endpoint)
@@ -53,17 +54,17 @@ func TestProviderTLSNotDowngraded(t *testing.T) {
 }
 
 func TestProviderWrongTokenFromEnv(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t, WithTLS(), WithBearerToken("right-token"))
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", r.Endpoint())
 	t.Setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", r.CAFile())
 	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20wr0ng-T0KEN")
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(losses))
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &e2eBuffer{}
+	logs := &testsupport.LockedBuffer{}
 	l := e2eLogger(p, logs)
 	for range 10 {
 		l.Info("rejected")
@@ -88,10 +89,10 @@ func TestProviderWrongTokenFromEnv(t *testing.T) {
 // An endpoint variable with credentials in its URL is ignored, as a bad
 // value is, with a warning that does not show them; nothing goes to it.
 func TestProviderEndpointCredentialsHidden(t *testing.T) {
-	provCleanEnv(t)
+	testsupport.CleanEnv(t)
 	r := StartReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://admin:pa55w0rd@"+r.Endpoint())
-	var losses e2eBuffer
+	var losses testsupport.LockedBuffer
 	p, err := otlplog.NewLoggerProvider(context.Background(), otlplog.WithLossWriter(&losses))
 	if err != nil {
 		t.Errorf("error %v: a bad variable is ignored, not an error", err)

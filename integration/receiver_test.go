@@ -35,14 +35,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configauth"
@@ -55,6 +54,9 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/zaplens/zaplens/internal/testsupport"
+	"github.com/zaplens/zaplens/internal/testsupport/testcert"
 )
 
 // Proto is an OTLP transport, spelled as WithProtocol and
@@ -177,8 +179,8 @@ func StartReceiver(t testing.TB, opts ...ReceiverOption) *Receiver {
 	for _, o := range opts {
 		o(&r.cfg)
 	}
-	r.endpoint = freePort(t)
-	r.httpAddr = freePort(t)
+	r.endpoint = testsupport.FreeAddr(t)
+	r.httpAddr = testsupport.FreeAddr(t)
 	if r.cfg.tls {
 		certs, err := testcert.Write(t.TempDir())
 		if err != nil {
@@ -380,22 +382,34 @@ var protoSize plog.ProtoMarshaler
 // fields (2 bytes each) pdata writes and zaplens leaves out.
 func wireSize(ld plog.Logs) int {
 	n := protoSize.LogsSize(ld)
-	rls := ld.ResourceLogs()
-	for i := 0; i < rls.Len(); i++ {
-		sls := rls.At(i).ScopeLogs()
-		for j := 0; j < sls.Len(); j++ {
-			lrs := sls.At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				if lrs.At(k).TraceID().IsEmpty() {
-					n -= 2
-				}
-				if lrs.At(k).SpanID().IsEmpty() {
-					n -= 2
+	for lr := range logRecords(ld) {
+		if lr.TraceID().IsEmpty() {
+			n -= 2
+		}
+		if lr.SpanID().IsEmpty() {
+			n -= 2
+		}
+	}
+	return n
+}
+
+// logRecords yields every log record of ld, of every resource and scope,
+// in the request's order.
+func logRecords(ld plog.Logs) iter.Seq[plog.LogRecord] {
+	return func(yield func(plog.LogRecord) bool) {
+		rls := ld.ResourceLogs()
+		for i := range rls.Len() {
+			sls := rls.At(i).ScopeLogs()
+			for j := range sls.Len() {
+				lrs := sls.At(j).LogRecords()
+				for k := range lrs.Len() {
+					if !yield(lrs.At(k)) {
+						return
+					}
 				}
 			}
 		}
 	}
-	return n
 }
 
 // Count is the number of log records stored so far.
@@ -431,21 +445,7 @@ func (r *Receiver) Reset() {
 // passes; it reports whether n was reached.
 func (r *Receiver) WaitForCount(t testing.TB, n int, timeout time.Duration) bool {
 	t.Helper()
-	return waitFor(timeout, func() bool { return r.Count() >= n })
-}
-
-// waitFor polls cond every 10ms until it holds or timeout passes.
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return testsupport.Eventually(timeout, func() bool { return r.Count() >= n })
 }
 
 // Record is one received log record, flattened. Attribute and resource
@@ -539,18 +539,6 @@ func (a *bearerAuth) Authenticate(ctx context.Context, headers map[string][]stri
 	}
 	a.failures.Add(1)
 	return ctx, errors.New("missing or wrong bearer token")
-}
-
-// freePort returns "127.0.0.1:PORT" for a port that was free a moment ago.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 // String is for failure messages.

@@ -5,14 +5,12 @@ package integration
 // this package.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -45,37 +44,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// e2eBuffer is a goroutine-safe bytes.Buffer, for the user's base core and
-// for loss reports.
-type e2eBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *e2eBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *e2eBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // e2eProvider is zaplens's own pipeline, pointed at r over OTLP/gRPC, shut
 // down at the end of the test. Loss reports go to the returned buffer and
 // are logged.
-func e2eProvider(t testing.TB, r *Receiver, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func e2eProvider(t testing.TB, r *Receiver, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
 	return e2eProviderOver(t, r, GRPC, opts...)
 }
 
 // e2eProviderOver is e2eProvider over the given transport.
-func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	all := []otlplog.Option{
 		otlplog.WithEndpoint(r.URLFor(proto)),
 		otlplog.WithProtocol(string(proto)),
@@ -90,7 +70,7 @@ func e2eProviderOver(t testing.TB, r *Receiver, proto Proto, opts ...otlplog.Opt
 
 // e2eProviderWith is a provider with opts, shut down at the end of the
 // test; its loss reports, which go to losses, are logged then.
-func e2eProviderWith(t testing.TB, losses *e2eBuffer, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func e2eProviderWith(t testing.TB, losses *testsupport.LockedBuffer, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
 	p, err := otlplog.NewLoggerProvider(context.Background(), opts...)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -62,21 +63,16 @@ func tierTraceID(service string, life, g, burst int) trace.TraceID {
 }
 
 func TestTierChild(t *testing.T) {
-	raw := os.Getenv(tierChildEnv)
-	if raw == "" {
-		t.Skip("a child of TestTier")
-	}
 	var cfg tierChildConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil || cfg.Goroutines > faultMaxRoutines {
-		fmt.Printf("bad config %q: %v\n", raw, err)
-		os.Exit(2)
+	if !childproc.Config(tierChildEnv, &cfg) {
+		t.Skip("a child of TestTier")
 	}
 	runTierChild(cfg)
 }
 
 func runTierChild(cfg tierChildConfig) {
 	useTierDNS(cfg.DNS)
-	words := mapProgress(cfg.Progress)
+	words := mapProgress(cfg.Progress, cfg.Goroutines)
 	p, err := otlplog.NewLoggerProvider(context.Background(),
 		otlplog.WithSpool(cfg.Dir),
 		otlplog.WithEndpoint(cfg.Endpoint),

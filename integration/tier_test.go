@@ -39,7 +39,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,6 +49,7 @@ import (
 
 	"github.com/zaplens/zaplens/internal/gateways"
 	"github.com/zaplens/zaplens/internal/otelcol"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/testsupport/childproc"
 	"github.com/zaplens/zaplens/internal/victorialogs"
 )
@@ -148,7 +148,7 @@ type tierService struct {
 
 type tierLife struct {
 	proc     *childproc.Proc
-	stderr   *e2eBuffer
+	stderr   *testsupport.LockedBuffer
 	progress string
 	killed   bool
 	logged   []uint64 // per goroutine
@@ -424,7 +424,7 @@ func (tr *tier) startServices() {
 func (tr *tier) startLife(s *tierService) *tierLife {
 	t := tr.t
 	life := len(s.lives)
-	l := &tierLife{stderr: &e2eBuffer{}, progress: filepath.Join(tr.root, fmt.Sprintf("progress-%s-%d", s.name, life))}
+	l := &tierLife{stderr: &testsupport.LockedBuffer{}, progress: filepath.Join(tr.root, fmt.Sprintf("progress-%s-%d", s.name, life))}
 	if err := os.WriteFile(l.progress, make([]byte, progWords*8), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -435,12 +435,10 @@ func (tr *tier) startLife(s *tierService) *tierLife {
 	cfg := tierChildConfig{Service: s.name, Life: life, Dir: s.dir, Endpoint: fmt.Sprintf("http://%s:%d", tierName, port),
 		Proto: s.proto, DNS: tr.dns.Addr(), Goroutines: tierGoroutines, Burst: tierBurst, Pause: tierSettings.pause,
 		BatchSize: tierSettings.batch, Progress: l.progress}
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTierChild$")
+	cmd := childproc.Command("TestTierChild", tierChildEnv, cfg)
 	if dir := tierSettings.cpuprofile; dir != "" {
 		cmd.Args = append(cmd.Args, "-test.cpuprofile="+filepath.Join(dir, fmt.Sprintf("%s-%d.prof", s.name, life)))
 	}
-	cmd.Env = append(os.Environ(), tierChildEnv+"="+string(b))
 	cmd.Stderr = l.stderr
 	l.proc = childproc.Start(t, cmd, func(problem string) string {
 		return fmt.Sprintf("%s life %d: %s; stderr:\n%s", s.name, life, problem, l.stderr)

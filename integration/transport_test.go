@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -50,7 +51,7 @@ func TestTransportBurst(t *testing.T) {
 					opts = append(opts, otlplog.WithCompression("gzip"))
 				}
 				p, _ := e2eProviderOver(t, r, proto, opts...)
-				base := &e2eBuffer{}
+				base := &testsupport.LockedBuffer{}
 				l := e2eLogger(p, base)
 
 				tp := sdktrace.NewTracerProvider()
@@ -73,7 +74,7 @@ func TestTransportBurst(t *testing.T) {
 				if !r.WaitForCount(t, n, 20*time.Second) {
 					t.Fatalf("received %d of %d; stats %s", r.Count(), n, p.Stats())
 				}
-				waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+				testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 				st := p.Stats()
 				recs := r.Records()
 				if len(recs) != n {
@@ -148,11 +149,11 @@ func TestTransportTLSAndBearer(t *testing.T) {
 		t.Run(proto.Short()+"/wrong token", func(t *testing.T) {
 			r.Reset()
 			const wrong = "Wr0ng-T0ken-XYZ"
-			reports := &e2eBuffer{}
+			reports := &testsupport.LockedBuffer{}
 			p, losses := e2eProviderOver(t, r, proto,
 				otlplog.WithHeaders(map[string]string{"authorization": "Bearer " + wrong}),
 				otlplog.WithLossReport(50*time.Millisecond, func(l otlplog.Loss) { fmt.Fprintln(reports, l.String()) }))
-			logs := &e2eBuffer{}
+			logs := &testsupport.LockedBuffer{}
 			l := e2eLogger(p, logs)
 			for i := range 10 {
 				l.Info("rejected line", zap.Int("seq", i))
@@ -198,7 +199,7 @@ func TestTransportTLSAndBearer(t *testing.T) {
 			r.Reset()
 			p, err := otlplog.NewLoggerProvider(context.Background(),
 				otlplog.WithEndpoint("http://"+strings.TrimPrefix(r.URLFor(proto), "https://")),
-				otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(&e2eBuffer{}),
+				otlplog.WithProtocol(string(proto)), otlplog.WithLossWriter(&testsupport.LockedBuffer{}),
 				otlplog.WithHeaders(map[string]string{"authorization": "Bearer " + token}))
 			if err != nil {
 				t.Fatal(err)
@@ -234,7 +235,7 @@ func TestTransportCollectorDownThenUp(t *testing.T) {
 			if !r.WaitForCount(t, n, 15*time.Second) {
 				t.Fatalf("received %d of %d after the collector came up; stats %s; losses %q", r.Count(), n, p.Stats(), losses.String())
 			}
-			waitFor(5*time.Second, func() bool { return p.Stats().Queued == 0 })
+			testsupport.Eventually(5*time.Second, func() bool { return p.Stats().Queued == 0 })
 			st := p.Stats()
 			if got, _ := e2eDistinct(t, r.Records()); got != n || r.Count() != n {
 				t.Errorf("received %d records, %d distinct; want %d once each", r.Count(), got, n)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -58,7 +59,7 @@ func TestVictoriaLogsBurst(t *testing.T) {
 // began; what the queue held meanwhile is stored, nothing lost.
 func TestVictoriaLogsDownThenUp(t *testing.T) {
 	const n = 5000
-	addr := freePort(t)
+	addr := testsupport.FreeAddr(t)
 	p, losses := vlProvider(t, "http://"+addr+"/insert/opentelemetry/v1/logs", "vl-late")
 	vlLog(p, 0, n)
 	time.Sleep(time.Second) // the exporter meets a refused connection meanwhile

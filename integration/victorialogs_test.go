@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/internal/victorialogs"
 	"github.com/zaplens/zaplens/otlplog"
 )
@@ -73,9 +74,9 @@ func vlStart(t *testing.T, addr, dataDir string) *victorialogs.Server {
 // OTLP/HTTP. The stream is keyed by service.name alone: by default
 // VictoriaLogs keys it by the whole resource, process.pid included, which
 // makes a new stream per process start.
-func vlProvider(t *testing.T, logsURL, service string, opts ...otlplog.Option) (*otlplog.LoggerProvider, *e2eBuffer) {
+func vlProvider(t *testing.T, logsURL, service string, opts ...otlplog.Option) (*otlplog.LoggerProvider, *testsupport.LockedBuffer) {
 	t.Helper()
-	losses := &e2eBuffer{}
+	losses := &testsupport.LockedBuffer{}
 	all := []otlplog.Option{
 		otlplog.WithProtocol("http/protobuf"),
 		otlplog.WithEndpoint(logsURL),
@@ -123,7 +124,7 @@ func vlCount(t *testing.T, s *victorialogs.Server, query string, want int) int {
 // error, the flush's or ask's.
 func vlPoll(s *victorialogs.Server, d time.Duration, ask func(ctx context.Context) (enough bool, err error)) error {
 	var err error
-	waitFor(d, func() bool {
+	testsupport.Eventually(d, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err = s.Flush(ctx); err != nil {

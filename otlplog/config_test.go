@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/log"
+	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
@@ -55,15 +56,8 @@ func TestConfigFileShips(t *testing.T) {
 	var r log.Record
 	r.SetBody(attribute.StringValue("from the file"))
 	r.AddAttributes(attribute.String("long", "0123456789abc"), attribute.Int("a", 1), attribute.Int("b", 2), attribute.Int("c", 3))
-	p.Logger("config").Emit(ctx, r)
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rls := srv.Resources()
-	if len(rls) != 1 {
-		t.Fatalf("%d resource logs", len(rls))
-	}
-	rec := rls[0].GetScopeLogs()[0].GetLogRecords()[0]
+	rl := shipOne(t, p, srv, r)
+	rec := rl.GetScopeLogs()[0].GetLogRecords()[0]
 	if n := len(rec.GetAttributes()); n != 3 || rec.GetDroppedAttributesCount() != 1 {
 		t.Errorf("%d attributes, %d dropped: the file's count limit (3) was not applied", n, rec.GetDroppedAttributesCount())
 	}
@@ -71,7 +65,7 @@ func TestConfigFileShips(t *testing.T) {
 		t.Errorf("long = %q: the file's value length limit (8) was not applied", v)
 	}
 	res := map[string]string{}
-	for _, kv := range rls[0].GetResource().GetAttributes() {
+	for _, kv := range rl.GetResource().GetAttributes() {
 		res[kv.GetKey()] = kv.GetValue().String()
 	}
 	for k, want := range map[string]string{
@@ -84,8 +78,8 @@ func TestConfigFileShips(t *testing.T) {
 			t.Errorf("resource %s = %s, want %s", k, got, want)
 		}
 	}
-	if rls[0].GetSchemaUrl() != "https://opentelemetry.io/schemas/1.16.0" {
-		t.Errorf("schema URL %q", rls[0].GetSchemaUrl())
+	if rl.GetSchemaUrl() != "https://opentelemetry.io/schemas/1.16.0" {
+		t.Errorf("schema URL %q", rl.GetSchemaUrl())
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -123,16 +117,9 @@ func TestConfigFileResourceReadsTheEnvironmentOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p.Logger("config").Emit(context.Background(), log.Record{})
-			if err := p.Shutdown(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			rls := srv.Resources()
-			if len(rls) != 1 {
-				t.Fatalf("%d resource logs", len(rls))
-			}
+			rl := shipOne(t, p, srv, log.Record{})
 			res := map[string]string{}
-			for _, kv := range rls[0].GetResource().GetAttributes() {
+			for _, kv := range rl.GetResource().GetAttributes() {
 				res[kv.GetKey()] = kv.GetValue().GetStringValue()
 			}
 			if res["from.file"] != "yes" || !strings.HasPrefix(res["service.name"], tc.wantService) || (res["team"] == "ml") != tc.wantTeam {
@@ -161,18 +148,11 @@ func TestConfigFileOptionsWin(t *testing.T) {
 	}
 	var r log.Record
 	r.AddAttributes(attribute.Int("a", 1), attribute.Int("b", 2), attribute.Int("c", 3), attribute.Int("d", 4))
-	p.Logger("config").Emit(ctx, r)
-	if err := p.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rls := srv.Resources()
-	if len(rls) != 1 {
-		t.Fatalf("%d resource logs", len(rls))
-	}
-	if n := len(rls[0].GetScopeLogs()[0].GetLogRecords()[0].GetAttributes()); n != 4 {
+	rl := shipOne(t, p, srv, r)
+	if n := len(rl.GetScopeLogs()[0].GetLogRecords()[0].GetAttributes()); n != 4 {
 		t.Errorf("%d attributes: the option's limit did not win", n)
 	}
-	for _, kv := range rls[0].GetResource().GetAttributes() {
+	for _, kv := range rl.GetResource().GetAttributes() {
 		if kv.GetKey() == "service.name" && kv.GetValue().GetStringValue() != "from-option" {
 			t.Errorf("service.name = %s", kv.GetValue())
 		}
@@ -320,4 +300,20 @@ func TestApplyFileOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shipOne emits r through p, shuts p down and returns the resource's logs
+// srv received, failing the test unless there is one resource.
+func shipOne(t *testing.T, p *LoggerProvider, srv *otlpServer, r log.Record) *logpb.ResourceLogs {
+	t.Helper()
+	ctx := context.Background()
+	p.Logger("config").Emit(ctx, r)
+	if err := p.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rls := srv.Resources()
+	if len(rls) != 1 {
+		t.Fatalf("%d resource logs", len(rls))
+	}
+	return rls[0]
 }

@@ -212,10 +212,7 @@ func TestUnusedSettingsNotRead(t *testing.T) {
 		{"custom exporter", map[string]string{"OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent"}, []Option{withExporter(&memExporter{})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			p, err := NewLoggerProvider(context.Background(), append(tc.opts, WithLossWriter(nil))...)
 			if err != nil {
 				t.Errorf("error %v", err)
@@ -308,10 +305,7 @@ func TestTargetSendsTo(t *testing.T) {
 			"c:9", "https://c:9", true, "c", 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			c := newProviderConfig(tc.opts)
 			if err := c.resolveEnv(); err != nil {
 				t.Fatal(err)
@@ -729,10 +723,7 @@ func TestBadValueBySource(t *testing.T) {
 // then its warnings.
 func resolveForTest(t *testing.T, env map[string]string, opts []Option) (resolved, told []string) {
 	t.Helper()
-	cleanEnv(t)
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	setEnv(t, env)
 	c := newProviderConfig(opts)
 	if _, err := c.applyConfigFile(context.Background()); err != nil {
 		return nil, []string{"error: " + err.Error()} // nothing more is resolved

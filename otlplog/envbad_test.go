@@ -130,10 +130,7 @@ func TestImpossibleConfigTellsAndShutdownReturnsIt(t *testing.T) {
 		{"option endpoint", "WithEndpoint: ", nil, []Option{WithEndpoint("grpc://x")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			var buf lockedBuffer
 			p, err := NewLoggerProvider(context.Background(), append(tc.opts, WithLossWriter(&buf))...)
 			if err == nil || !strings.Contains(err.Error(), "zaplens: no log records will be shipped: "+tc.want) {

@@ -3,7 +3,6 @@ package otlplog
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -45,7 +44,7 @@ func TestExitWithoutCollector(t *testing.T) {
 		t.Skip("exit times under the race detector say nothing of a real program's")
 	}
 	refused := freeAddr(t)
-	silent := silentListener(t)
+	silent := hungCollector(t)
 	for _, tc := range []struct {
 		name     string
 		endpoint string
@@ -82,23 +81,4 @@ func timeChildExit(t *testing.T, endpoint string) (time.Duration, string) {
 		t.Fatalf("child: %v\n%s", err, stderr.String())
 	}
 	return time.Since(logged), stderr.String()
-}
-
-// silentListener accepts connections and never answers.
-func silentListener(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	return l.Addr().String()
 }

@@ -46,10 +46,7 @@ func TestHeadersFallBackAsSDK(t *testing.T) {
 // the two receive under keys.
 func compareHeaders(t *testing.T, env map[string]string, keys ...string) {
 	t.Helper()
-	cleanEnv(t)
-	for k, v := range env {
-		t.Setenv(k, v)
-	}
+	setEnv(t, env)
 	sdkSide, ours := startOTLPServer(t, "127.0.0.1:0"), startOTLPServer(t, "127.0.0.1:0")
 
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+sdkSide.Addr)

@@ -94,10 +94,7 @@ func TestRetryBoundSettings(t *testing.T) {
 		{"bad variable", map[string]string{"ZAPLENS_RETRY_MAX_ELAPSED": "1m"}, nil, DefaultRetryMaxElapsed, DefaultRetryMaxElapsed + DefaultOTLPTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			c := newProviderConfig(tc.opts)
 			if err := c.resolveEnv(); err != nil {
 				t.Fatal(err)

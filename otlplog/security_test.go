@@ -37,10 +37,7 @@ func TestSecurityRefusals(t *testing.T) {
 		{"bad percent escape in the resource", map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "team=ml,api_key=abc%zzSECRET"}, nil, `pair 2 ("api_key"): bad percent-encoding`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cleanEnv(t)
-			for k, v := range tc.env {
-				t.Setenv(k, v)
-			}
+			setEnv(t, tc.env)
 			var buf lockedBuffer
 			done := make(chan string, 1)
 			go func() {

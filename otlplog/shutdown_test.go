@@ -10,16 +10,6 @@ import (
 	"go.opentelemetry.io/otel/log"
 )
 
-// eventually polls cond for up to d.
-func eventually(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 // A flush cut short by its caller (a bridge's Sync) goes on in the
 // background; a Shutdown after it still stops the pipeline, once the
 // stuck export gives up, and later records are not taken.

@@ -20,6 +20,8 @@ var (
 	freeAddr        = testsupport.FreeAddr
 	testCerts       = testsupport.TestCerts
 	cleanEnv        = testsupport.CleanEnv
+	setEnv          = testsupport.Env
+	eventually      = testsupport.Eventually
 	shutdownWithin  = testsupport.ShutdownWithin
 	childCommand    = testsupport.ChildCommand
 )

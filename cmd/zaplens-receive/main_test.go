@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/zaplens/zaplens"
+	"github.com/zaplens/zaplens/internal/testsupport"
 	"github.com/zaplens/zaplens/otlplog"
 )
 
@@ -36,7 +37,7 @@ func TestReceive(t *testing.T) {
 	}
 	start := time.Now()
 	bin := build(t)
-	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
+	grpcAddr, httpAddr := testsupport.FreeAddr(t), testsupport.FreeAddr(t)
 	p := startReceiver(t, bin, "-grpc", grpcAddr, "-http", httpAddr)
 	t.Logf("built and started in %v", time.Since(start).Round(time.Millisecond))
 
@@ -178,17 +179,6 @@ func build(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// freeAddr is a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // proc is a running receiver whose output is read as it comes.

@@ -8,15 +8,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/zaplens/zaplens/internal/toolbin"
 )
@@ -34,19 +29,9 @@ var Refused = []string{
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/loadbalancingexporter",
 }
 
-// ManifestPath is deploy/builder-config.yaml, found from this file's own
-// path, as internal/victorialogs finds its tool module: `go test` and
-// `go run` compile from the checkout.
+// ManifestPath is deploy/builder-config.yaml in the checkout.
 func ManifestPath() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
-		return "", errors.New("cannot find the zaplens checkout from this binary (built with -trimpath?)")
-	}
-	path := filepath.Join(filepath.Dir(file), "..", "..", "deploy", "builder-config.yaml")
-	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("deploy/builder-config.yaml is not where the checkout should have it: %w", err)
-	}
-	return path, nil
+	return toolbin.InCheckout("deploy/builder-config.yaml")
 }
 
 // Manifest is the builder manifest at path without the Refused modules,
@@ -119,17 +104,8 @@ func Build(ctx context.Context, path, out string) error {
 	if err := os.WriteFile(filepath.Join(work, "manifest.yaml"), manifest, 0o644); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", Builder, "--config", "manifest.yaml")
-	cmd.Dir = work
-	// A go.work of the user's would pull the generated module into a
-	// workspace it was not resolved for.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the Collector's builder failed after %v (it needs the Go module proxy the first time): %w\n%s",
-			time.Since(start).Round(time.Second), err, output.String())
+	if err := toolbin.Go(ctx, work, "the Collector's builder", "run", Builder, "--config", "manifest.yaml"); err != nil {
+		return err
 	}
 	return os.Rename(filepath.Join(work, "src", "zaplens-otelcol"), out)
 }

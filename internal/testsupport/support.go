@@ -41,6 +41,16 @@ func CleanEnv(t testing.TB) {
 	}
 }
 
+// Env is CleanEnv with env then set, for the test: the environment a
+// table's case gives, and nothing of the machine's.
+func Env(t testing.TB, env map[string]string) {
+	t.Helper()
+	CleanEnv(t)
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
 // MemExporter keeps records; Block, when set, holds every export until it
 // is closed or the export's context ends; Fail makes exports fail. It is the
 // pipeline's last step, as the OTLP transport is, with the requests decoded.
@@ -96,6 +106,17 @@ func ShutdownWithin(p interface{ Shutdown(context.Context) error }, d time.Durat
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	return p.Shutdown(ctx)
+}
+
+// Eventually polls cond until it holds or d passes, and reports whether
+// it held: for what a goroutine or a process does in its own time.
+func Eventually(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 // LockedBuffer is a WriteSyncer tests read while others write to it.

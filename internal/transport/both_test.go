@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/zaplens/zaplens/internal/testsupport"
 )
 
 // What both transports must do alike, asked of each.
@@ -727,7 +729,7 @@ func TestProtocolMismatchToldPlainly(t *testing.T) {
 // keeps it for the next request), or, by a race, before its first request
 // is sent. Not parallel: the test owns the standard logger's output.
 func TestProtocolMismatchLogsNothing(t *testing.T) {
-	var logged syncBuffer
+	var logged testsupport.LockedBuffer
 	log.SetOutput(&logged)
 	t.Cleanup(func() { log.SetOutput(os.Stderr) })
 	c := newClient(t, httpConfig("http://"+(&collector{}).start(t)))
@@ -767,24 +769,6 @@ func slowToSend(c Client) {
 		time.Sleep(slowDial)
 		return conn, err
 	}
-}
-
-// syncBuffer is a bytes.Buffer that goroutines may write at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // dropFirst is a listener whose first connection is closed as soon as it

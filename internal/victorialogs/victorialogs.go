@@ -10,7 +10,6 @@
 package victorialogs
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,11 +17,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/zaplens/zaplens/internal/toolbin"
 )
@@ -31,20 +27,13 @@ import (
 const Package = "github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs"
 
 // ModuleDir is the directory of the tool module, integration/victorialogs,
-// found from this file's own path: `go run` and `go test` compile from the
-// checkout, so the path the compiler recorded is where the module is. A
-// binary built with -trimpath or moved elsewhere has no such path, and
-// says so.
+// in the checkout.
 func ModuleDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
-		return "", errors.New("cannot find the zaplens checkout from this binary (built with -trimpath?); run it with `go run ./example` from the checkout")
+	gomod, err := toolbin.InCheckout("integration/victorialogs/go.mod")
+	if err != nil {
+		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "integration", "victorialogs")
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		return "", fmt.Errorf("the VictoriaLogs tool module is not where the checkout should have it: %w", err)
-	}
-	return dir, nil
+	return filepath.Dir(gomod), nil
 }
 
 // Version is the VictoriaLogs version the tool module requires, read from
@@ -107,17 +96,8 @@ func Build(ctx context.Context, moduleDir, out string) error {
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", out, os.Getpid())
 	defer os.Remove(tmp)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, Package)
-	cmd.Dir = moduleDir
-	// A go.work of the user's would pull the tool module into a workspace
-	// it was not resolved for.
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	var output bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s in %s failed after %v (it needs the Go module proxy the first time): %w\n%s",
-			Package, moduleDir, time.Since(start).Round(time.Second), err, output.String())
+	if err := toolbin.Go(ctx, moduleDir, "go build "+Package+" in "+moduleDir, "build", "-o", tmp, Package); err != nil {
+		return err
 	}
 	return os.Rename(tmp, out)
 }
