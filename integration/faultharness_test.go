@@ -572,8 +572,7 @@ type faultDupVerdict struct {
 }
 
 // dupCauses judges the copies of run's lines beyond the first, each by
-// the child that had sent the copy before it, in the order sent
-// (dupCause). A child killed before its
+// the child that had sent the copy before it. A child killed before its
 // answer leaves one request per stream unsettled (its own lines, and
 // those it was recovering): the next child to recover them sends them
 // again, and if it too is killed before its answer, the one after it.
