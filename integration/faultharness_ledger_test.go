@@ -96,35 +96,6 @@ func TestFaultLedgerChargesEachKill(t *testing.T) {
 	}
 }
 
-// A slow collector stores a request after the next child's copy of it:
-// the child of round 0 sent it and was killed while the collector took its
-// time; the final child, round 1, recovered the lines and sent them again,
-// and its copy was stored first. The cause is round 0's kill, not a copy
-// sent again after a clean end (the seed 1796533558475136387 of the short
-// mode, and a long run's 1,760 copies charged to one kill).
-func TestFaultLedgerCopyStoredLate(t *testing.T) {
-	h := &faultHarness{led: newFaultLedger()}
-	h.rounds = []*faultRound{{i: 0, killed: time.Now()}, {i: 1}, {i: 2, killed: time.Now()}, {i: 3, killed: time.Now()}, {i: 4}}
-	for _, sender := range []int{1, 0} {
-		if err := h.led.consume(1, sentBy(sender), faultLogs(0, 0, 0, 800)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if v := h.dupCauses(0); len(v.problems) > 0 || v.kill != 800 || v.mostPerKill != 800 {
-		t.Errorf("round 0's copy stored after round 1's: %+v; want 800 copies charged to round 0's kill, no problem", v)
-	}
-	// Rounds 2, 3 and 4 in turn, 3's copy stored first: 2's, late, is its
-	// kill's; 4's follows 3's, the latest round before it.
-	for _, sender := range []int{3, 2, 4} {
-		if err := h.led.consume(1, sentBy(sender), faultLogs(2, 0, 0, faultBatch)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if v := h.dupCauses(2); len(v.problems) > 0 || v.kill != 2*faultBatch || v.mostPerKill != faultBatch {
-		t.Errorf("three copies, the second stored late: %+v; want one request charged to each of two kills, no problem", v)
-	}
-}
-
 // A collector that stores a request and goes down before it answers gets
 // it again from the live process: OTLP delivers at least once. The
 // harness's front, going down under a request the receiver is storing

@@ -1002,7 +1002,7 @@ type faultLedger struct {
 type faultLine struct {
 	count   uint16
 	refused bool
-	sender  int16 // the latest round whose child sent a copy
+	sender  int16 // the round whose child sent its latest copy
 	logged  int32 // ms since the ledger's start
 	arrived int32 // ms since the ledger's start, first arrival
 }
@@ -1014,19 +1014,6 @@ type faultLine struct {
 type faultDupKey struct {
 	run, sender int
 	live        bool
-}
-
-// dupCause is the cause of a copy that sender's request brings of one of
-// run's lines, whose latest round to send it before was before. Rounds run
-// one after the other, so a copy from a round earlier than before was sent
-// first and stored later: the collector was slow over it, and that child
-// had it in flight when it died. Storing order would charge it to the later
-// child, which only sent what the earlier one's missing answer left.
-func dupCause(run, before, sender int) faultDupKey {
-	if sender < before {
-		return faultDupKey{run: run, sender: sender}
-	}
-	return faultDupKey{run: run, sender: before, live: before == sender}
 }
 
 // faultSenderHeader names the round whose child sent a request: every
@@ -1172,9 +1159,9 @@ func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 			ln.arrived = now
 			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
 		} else {
-			l.dups[dupCause(k.run, int(ln.sender), sender)]++
+			l.dups[faultDupKey{run: k.run, sender: int(ln.sender), live: int(ln.sender) == sender}]++
 		}
-		ln.sender = int16(max(int(ln.sender), sender))
+		ln.sender = int16(sender)
 		if ln.count < 65535 {
 			ln.count++
 		}
