@@ -587,15 +587,15 @@ func (h *faultHarness) dupCauses(run int) faultDupVerdict {
 		case k.live:
 			v.flap += n
 			if cut := h.led.cutAnswers(k.sender); n > cut*faultBatch {
-				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut",
-					k.sender, n, cut, faultBatch))
+				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut; %s",
+					k.sender, n, cut, faultBatch, h.story(run, k.sender)))
 			}
 		case killed:
 			v.kill += n
 			v.mostPerKill = max(v.mostPerKill, n)
 			if n > faultBatch {
-				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records)",
-					n, k.sender, faultBatch))
+				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records); %s",
+					n, k.sender, faultBatch, h.story(run, k.sender)))
 			}
 		default:
 			v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent were sent again by another process, and that child was not killed",
@@ -603,6 +603,17 @@ func (h *faultHarness) dupCauses(run int) faultDupVerdict {
 		}
 	}
 	return v
+}
+
+// story is when sender's child lived, and which requests carried run's
+// lines it sent, first and again, in ms since the ledger's start.
+func (h *faultHarness) story(run, sender int) string {
+	s := ""
+	if sender < len(h.rounds) {
+		rd := h.rounds[sender]
+		s = fmt.Sprintf("round %d's child started at %dms, killed at %dms; ", sender, rd.started.Sub(h.led.start).Milliseconds(), rd.killed.Sub(h.led.start).Milliseconds())
+	}
+	return s + "requests: " + h.led.requestsOf(run, sender)
 }
 
 // childState is what a failure message says about a child's end.
@@ -996,6 +1007,16 @@ type faultLedger struct {
 	refused []faultRefusal
 	dups    map[faultDupKey]int // copies beyond the first, by their cause
 	cuts    map[int]int         // round -> answers its child never got: the front went down under the request
+	reqs    []faultRequest      // every request that carried harness lines, in the order they were stored
+}
+
+// faultRequest is one stored request, as the ledger saw it: what a
+// duplicate's failure message shows of the copies before and after.
+type faultRequest struct {
+	sender, round int   // its child's round; the round under way when it was stored
+	begun, stored int32 // ms since the ledger's start: its arrival, and its storing (after a slow collector's delay)
+	lines         map[int]int
+	prev          map[[2]int]int // {run, sender of the copy before} -> its lines that had arrived before
 }
 
 // faultLine is one (run, g, seq).
@@ -1153,12 +1174,15 @@ func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := int32(time.Since(l.start).Milliseconds())
+	req := faultRequest{sender: sender, round: l.round, begun: now - int32(slow.Milliseconds()), stored: now, lines: map[int]int{}, prev: map[[2]int]int{}}
 	for _, k := range keys {
 		ln := l.line(k.run, k.g, k.seq)
+		req.lines[k.run]++
 		if ln.count == 0 {
 			ln.arrived = now
 			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
 		} else {
+			req.prev[[2]int{k.run, int(ln.sender)}]++
 			l.dups[faultDupKey{run: k.run, sender: int(ln.sender), live: int(ln.sender) == sender}]++
 		}
 		ln.sender = int16(sender)
@@ -1166,7 +1190,38 @@ func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 			ln.count++
 		}
 	}
+	if len(keys) > 0 {
+		l.reqs = append(l.reqs, req)
+	}
 	return nil
+}
+
+// requestsOf says which requests carried run's lines that sender sent, and
+// which carried them again: the story of a duplicate.
+func (l *faultLedger) requestsOf(run, sender int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.reqs {
+		again := r.prev[[2]int{run, sender}]
+		if (r.sender != sender || r.lines[run] == 0) && again == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%d lines by round %d's child at %dms", r.lines[run], r.sender, r.begun)
+		if r.stored != r.begun {
+			s += fmt.Sprintf(", stored at %dms", r.stored)
+		}
+		if r.round != r.sender {
+			s += fmt.Sprintf(" (round %d)", r.round)
+		}
+		for k, n := range r.prev {
+			if k[0] == run {
+				s += fmt.Sprintf(", %d sent before by round %d's", n, k[1])
+			}
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 // missing is how many of run's lines from seq from to logged (per
