@@ -96,6 +96,47 @@ func TestFaultLedgerChargesEachKill(t *testing.T) {
 	}
 }
 
+// The failure of long runs at 75ae95c (seed 1796533102372430421, rounds
+// 56-57 and 93-95): round 1's child sent run 0's lines [0, 1024) to a slow
+// collector and was killed before the answer; round 2's child recovered
+// them and sent them again, stored at once, before the slow collector
+// stored round 1's copy. Round 2's child then sent [1024, 2048), and was
+// killed before the answer; round 3's child sent those again. Each kill
+// cost one request; charged by the order the copies were stored, round
+// 2's kill had cost two.
+func TestFaultLedgerChargesByArrival(t *testing.T) {
+	h := &faultHarness{led: newFaultLedger()}
+	for i := range 4 {
+		rd := &faultRound{i: i}
+		if i < 3 {
+			rd.killed = time.Now()
+		}
+		h.rounds = append(h.rounds, rd)
+	}
+	first, second := faultKeys(faultLogs(0, 0, 0, faultBatch)), faultKeys(faultLogs(0, 0, faultBatch, faultBatch))
+	h.led.store(2, 200, first)  // round 2's copy, stored at once
+	h.led.store(1, 100, first)  // round 1's, which had arrived before it, stored after it
+	h.led.store(2, 300, second) // round 2's in-flight request at its kill
+	h.led.store(3, 400, second)
+	v := h.dupCauses(0)
+	if len(v.problems) > 0 || v.kill != 2*faultBatch || v.flap != 0 || v.mostPerKill != faultBatch {
+		t.Errorf("two kills, each with one request in flight, the first request stored late: %+v; want %d copies after kills, %d at most per kill, no problem",
+			v, 2*faultBatch, faultBatch)
+	}
+	if d := h.led.duplicates(0); d[faultDupKey{run: 0, sender: 1}] != faultBatch || d[faultDupKey{run: 0, sender: 2}] != faultBatch {
+		t.Errorf("copies by cause %v; want %d charged to round 1's kill, %d to round 2's", d, faultBatch, faultBatch)
+	}
+
+	// A live child's copy stored after the same child's copy sent again:
+	// still the child's own, counted apart.
+	third := faultKeys(faultLogs(0, 1, 0, 10))
+	h.led.store(3, 600, third)
+	h.led.store(3, 500, third)
+	if v := h.dupCauses(0); v.flap != 10 {
+		t.Errorf("a live child's copy stored after its own copy sent again: %+v; want 10 counted as the live child's", v)
+	}
+}
+
 // A collector that stores a request and goes down before it answers gets
 // it again from the live process: OTLP delivers at least once. The
 // harness's front, going down under a request the receiver is storing

@@ -572,13 +572,14 @@ type faultDupVerdict struct {
 }
 
 // dupCauses judges the copies of run's lines beyond the first, each by
-// the child that had sent the copy before it. A child killed before its
-// answer leaves one request per stream unsettled (its own lines, and
-// those it was recovering): the next child to recover them sends them
-// again, and if it too is killed before its answer, the one after it.
-// So each kill may cost each run one request, charged to the child that
-// died. A live child sends a request again only when it had no answer:
-// the front went down under it, after the collector had stored it.
+// the child whose copy had arrived before it (see faultLedger.store). A
+// child killed before its answer leaves one request per stream unsettled
+// (its own lines, and those it was recovering): the next child to
+// recover them sends them again, and if it too is killed before its
+// answer, the one after it. So each kill may cost each run one request,
+// charged to the child that died. A live child sends a request again
+// only when it had no answer: the front went down under it, after the
+// collector had stored it.
 func (h *faultHarness) dupCauses(run int) faultDupVerdict {
 	var v faultDupVerdict
 	for k, n := range h.led.duplicates(run) {
@@ -587,15 +588,15 @@ func (h *faultHarness) dupCauses(run int) faultDupVerdict {
 		case k.live:
 			v.flap += n
 			if cut := h.led.cutAnswers(k.sender); n > cut*faultBatch {
-				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut",
-					k.sender, n, cut, faultBatch))
+				v.problems = append(v.problems, fmt.Sprintf("the child of round %d sent %d copies of these lines again while it lived, and the collector going down cut %d of its answers: over one request (%d records) per answer cut; %s",
+					k.sender, n, cut, faultBatch, h.story(run, k.sender)))
 			}
 		case killed:
 			v.kill += n
 			v.mostPerKill = max(v.mostPerKill, n)
 			if n > faultBatch {
-				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records)",
-					n, k.sender, faultBatch))
+				v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent arrived again after its kill: over one request (%d records); %s",
+					n, k.sender, faultBatch, h.story(run, k.sender)))
 			}
 		default:
 			v.problems = append(v.problems, fmt.Sprintf("%d copies of these lines that the child of round %d had sent were sent again by another process, and that child was not killed",
@@ -603,6 +604,17 @@ func (h *faultHarness) dupCauses(run int) faultDupVerdict {
 		}
 	}
 	return v
+}
+
+// story is when sender's child lived, and which requests carried run's
+// lines it sent, first and again, in ms since the ledger's start.
+func (h *faultHarness) story(run, sender int) string {
+	s := ""
+	if sender < len(h.rounds) {
+		rd := h.rounds[sender]
+		s = fmt.Sprintf("round %d's child started at %dms, killed at %dms; ", sender, rd.started.Sub(h.led.start).Milliseconds(), rd.killed.Sub(h.led.start).Milliseconds())
+	}
+	return s + "requests: " + h.led.requestsOf(run, sender)
 }
 
 // childState is what a failure message says about a child's end.
@@ -996,19 +1008,30 @@ type faultLedger struct {
 	refused []faultRefusal
 	dups    map[faultDupKey]int // copies beyond the first, by their cause
 	cuts    map[int]int         // round -> answers its child never got: the front went down under the request
+	reqs    []faultRequest      // every request that carried harness lines, in the order they were stored
+}
+
+// faultRequest is one stored request, as the ledger saw it: what a
+// duplicate's failure message shows of the copies before and after.
+type faultRequest struct {
+	sender, round int   // its child's round; the round under way when it was stored
+	begun, stored int32 // ms since the ledger's start: its arrival, and its storing (after a slow collector's delay)
+	lines         map[int]int
+	prev          map[[2]int]int // {run, sender charged} -> its lines that are copies beyond the first (see store)
 }
 
 // faultLine is one (run, g, seq).
 type faultLine struct {
 	count   uint16
 	refused bool
-	sender  int16 // the round whose child sent its latest copy
+	sender  int16 // the round whose child sent the copy that arrived latest
 	logged  int32 // ms since the ledger's start
-	arrived int32 // ms since the ledger's start, first arrival
+	arrived int32 // ms since the ledger's start, first stored
+	latest  int32 // ms since the ledger's start, when sender's copy arrived
 }
 
 // faultDupKey is the cause of copies of run's lines beyond the first: the
-// child that had sent the copy before, sender, either sent them again
+// child whose copy had arrived before, sender, either sent them again
 // itself (live: its answer lost when the collector went down), or died
 // before it had the answer, and a later child sent them again.
 type faultDupKey struct {
@@ -1112,6 +1135,20 @@ type faultKey struct {
 // consume is the receiver's hook.
 func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 	sender := l.sender(md)
+	keys := faultKeys(ld)
+	begun, slow, err := l.admit(keys)
+	if err != nil {
+		return err
+	}
+	if slow > 0 {
+		time.Sleep(slow)
+	}
+	l.store(sender, begun, keys)
+	return nil
+}
+
+// faultKeys are the harness lines ld carries.
+func faultKeys(ld plog.Logs) []faultKey {
 	var keys []faultKey
 	for lr := range logRecords(ld) {
 		run, ok1 := lr.Attributes().Get("run")
@@ -1121,7 +1158,14 @@ func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 			keys = append(keys, faultKey{int(run.Int()), int(g.Int()), int(seq.Int()), lr.Timestamp().AsTime()})
 		}
 	}
+	return keys
+}
+
+// admit decides, as a request arrives, whether the collector refuses it
+// (err) or takes slow to store it; begun is when it arrived.
+func (l *faultLedger) admit(keys []faultKey) (begun int32, slow time.Duration, err error) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	repeat := false
 	for _, k := range keys {
 		if l.line(k.run, k.g, k.seq).refused {
@@ -1142,31 +1186,77 @@ func (l *faultLedger) consume(_ int, md map[string]string, ld plog.Logs) error {
 			l.armed = false // one fresh refusal per arming
 		}
 		l.refused = append(l.refused, ev)
-		l.mu.Unlock()
-		return status.Error(codes.InvalidArgument, "fault harness: this batch is refused")
+		return 0, 0, status.Error(codes.InvalidArgument, "fault harness: this batch is refused")
 	}
-	slow := l.slow
-	l.mu.Unlock()
-	if slow > 0 {
-		time.Sleep(slow)
-	}
+	return int32(time.Since(l.start).Milliseconds()), l.slow, nil
+}
+
+// store counts the lines of a request from sender's child that arrived at
+// begun, now that the collector stores them. Each copy beyond a line's
+// first is charged to the child whose copy had arrived before it: the copy
+// after it was sent because that child had no answer. By arrival, not by
+// storing: a slow collector stores a request after its child died, and
+// maybe after the next child sent the same lines again and had them stored
+// at once; that copy is the dead child's in-flight request, charged to
+// its kill, not to the next child's.
+func (l *faultLedger) store(sender int, begun int32, keys []faultKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := int32(time.Since(l.start).Milliseconds())
+	req := faultRequest{sender: sender, round: l.round, begun: begun, stored: now, lines: map[int]int{}, prev: map[[2]int]int{}}
 	for _, k := range keys {
 		ln := l.line(k.run, k.g, k.seq)
-		if ln.count == 0 {
+		req.lines[k.run]++
+		switch {
+		case ln.count == 0:
 			ln.arrived = now
 			ln.logged = int32(k.logged.Sub(l.start).Milliseconds())
-		} else {
+			ln.sender, ln.latest = int16(sender), begun
+		case begun < ln.latest:
+			// Stored after a copy that arrived after it: this one was
+			// first, and the later copy its sender's doing.
+			req.prev[[2]int{k.run, sender}]++
+			l.dups[faultDupKey{run: k.run, sender: sender, live: int(ln.sender) == sender}]++
+		default:
+			req.prev[[2]int{k.run, int(ln.sender)}]++
 			l.dups[faultDupKey{run: k.run, sender: int(ln.sender), live: int(ln.sender) == sender}]++
+			ln.sender, ln.latest = int16(sender), begun
 		}
-		ln.sender = int16(sender)
 		if ln.count < 65535 {
 			ln.count++
 		}
 	}
-	return nil
+	if len(keys) > 0 {
+		l.reqs = append(l.reqs, req)
+	}
+}
+
+// requestsOf says which requests carried run's lines that sender sent, and
+// which carried them again: the story of a duplicate.
+func (l *faultLedger) requestsOf(run, sender int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, r := range l.reqs {
+		again := r.prev[[2]int{run, sender}]
+		if (r.sender != sender || r.lines[run] == 0) && again == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%d lines by round %d's child at %dms", r.lines[run], r.sender, r.begun)
+		if r.stored != r.begun {
+			s += fmt.Sprintf(", stored at %dms", r.stored)
+		}
+		if r.round != r.sender {
+			s += fmt.Sprintf(" (round %d)", r.round)
+		}
+		for k, n := range r.prev {
+			if k[0] == run {
+				s += fmt.Sprintf(", %d of them copies charged to round %d's child", n, k[1])
+			}
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
 }
 
 // missing is how many of run's lines from seq from to logged (per
